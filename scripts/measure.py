@@ -1,0 +1,12 @@
+#!/usr/bin/env python3
+"""Measure one grid cell and write its JSON (see `--help`); thin wrapper over blockbench.measure."""
+
+import sys
+from pathlib import Path
+
+# Runs from a checkout without installation too (a cluster node, the GPU image).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from blockbench.measure import main
+
+sys.exit(main())

@@ -1,0 +1,160 @@
+"""Measuring one grid cell inside the worker process: phases, correctness, status.
+
+The outcome of a cell is always a record, never an exception: a missing device, an
+out-of-memory, a wrong result or a crash inside JAX are results a reader must see.
+"""
+
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import jax
+import numpy as np
+
+from blockbench import harness, provenance
+from blockbench.registry import Impl, Workload, lookup
+from blockbench.sampling import PhaseRun, collect
+from blockbench.spec import CellSpec
+from blockbench.stats import summarize
+
+OOM_MARKERS = ("resource_exhausted", "out of memory", "unable to allocate", "oom")
+
+
+class Unavailable(Exception):
+    """The requested device is not present in this process."""
+
+
+def resolve_device(name: str) -> Any:
+    try:
+        return jax.devices(name)[0]
+    except RuntimeError as exc:
+        seen = ", ".join(provenance.describe_device(d) for d in jax.devices())
+        raise Unavailable(f"no {name} device: JAX sees only {seen} ({exc})") from exc
+
+
+def classify(exc: BaseException) -> str:
+    """`oom` for any flavour of out-of-memory (host MemoryError, XLA RESOURCE_EXHAUSTED)."""
+    text = f"{type(exc).__name__} {exc}".lower()
+    if isinstance(exc, MemoryError) or any(m in text for m in OOM_MARKERS):
+        return "oom"
+    return "error"
+
+
+def phase_record(collected: Any) -> dict[str, Any]:
+    return {
+        "samples_s": collected.samples_s,
+        **summarize(collected.samples_s).as_dict(),
+        "loops": collected.loops,
+        "converged": collected.converged,
+    }
+
+
+def check_record(workload: Workload, impl: Impl, host_args: tuple, out: Any, dev: Any) -> dict:
+    """Compare the measured function's own output with the float64 reference."""
+    err = workload.check(host_args, np.asarray(jax.device_get(out)))
+    record: dict[str, Any] = {
+        "max_rel_err": err,
+        "tolerance": workload.tolerance,
+        "passed": bool(err <= workload.tolerance),
+    }
+    kv = workload.known_values
+    if kv is not None:
+        args = kv.inputs if impl.host_inputs else jax.device_put(kv.inputs, dev)
+        with jax.default_device(dev):
+            got = np.asarray(jax.device_get(harness.jitted(impl)(*args)), dtype=np.float64)
+        max_abs = float(np.max(np.abs(got - kv.expected)))
+        record["known_values"] = {
+            "inputs": [a.tolist() for a in kv.inputs],
+            "expected": kv.expected.tolist(),
+            "got": got.tolist(),
+            "max_abs_err": max_abs,
+            "atol": kv.atol,
+            "passed": bool(max_abs <= kv.atol),
+        }
+        record["passed"] = record["passed"] and record["known_values"]["passed"]
+    return record
+
+
+@dataclass(frozen=True)
+class Phase:
+    name: str
+    build: Callable[[], PhaseRun]
+    calibrated: bool = True  # False for costly phases: one call per sample, no warm-up
+    once: bool = False  # a NumPy function has exactly one first call
+
+
+def phase_plan(impl: Impl, dev: Any, host_args: tuple) -> list[Phase]:
+    """The phases that apply to this implementation, in the order they are measured."""
+    if impl.style == "numpy":
+        run = harness.numpy_steady(impl.fn, host_args)
+        return [
+            Phase("first_call", lambda: run, calibrated=False, once=True),
+            Phase("steady", lambda: run),
+        ]
+    args = host_args if impl.host_inputs else harness.block(jax.device_put(host_args, dev))
+    call = harness.jitted(impl)
+    plan = [Phase("host_to_device", lambda: harness.host_to_device(host_args, dev))]
+    if impl.style == "jit":
+        plan += [
+            Phase("trace_lower", lambda: harness.trace_lower(impl.fn, args), calibrated=False),
+            Phase("compile", lambda: harness.compile_only(impl.fn, args), calibrated=False),
+        ]
+    return [
+        *plan,
+        Phase("first_call", lambda: harness.first_call(impl, args), calibrated=False),
+        Phase("dispatch", lambda: harness.dispatch(call, args)),
+        Phase("steady", lambda: harness.steady(call, args)),
+        Phase("device_to_host", lambda: harness.device_to_host(call, args)),
+    ]
+
+
+def wrong_result_reason(check: dict[str, Any]) -> str:
+    reason = f"max relative error {check['max_rel_err']:.3g} > tolerance {check['tolerance']:g}"
+    known = check.get("known_values")
+    if known and not known["passed"]:
+        reason = f"published values missed by {known['max_abs_err']:.3g} (atol {known['atol']:g})"
+    return reason
+
+
+def measure(spec: CellSpec, progress: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    """Run every phase of the cell; `progress` receives the partial record after each phase,
+    so a parent that kills us at the time budget still has what was completed."""
+    workload, impl = lookup(
+        spec.device, spec.workload, spec.impl, spec.size
+    )  # ValueError: bad cell
+    if spec.matmul_precision != "default":
+        jax.config.update("jax_default_matmul_precision", spec.matmul_precision)
+    record: dict[str, Any] = {"status": "ok", "reason": "", "phases": {}, "check": None}
+    try:
+        dev = resolve_device(spec.device)
+        record["provenance"] = provenance.full(dev)
+        harness.warm_up(dev)
+        host_args = workload.make_inputs(spec.size, np.random.default_rng(spec.seed))
+        with jax.default_device(dev):
+            for phase in phase_plan(impl, dev, host_args):
+                record["current_phase"] = phase.name
+                progress(record)
+                rule = replace(spec.rule, max_samples=1) if phase.once else spec.rule
+                with harness.no_implicit_transfers(impl):
+                    collected = collect(phase.build(), rule, phase.calibrated)
+                record["phases"][phase.name] = phase_record(collected)
+            del record["current_phase"]
+            args = host_args if impl.host_inputs else jax.device_put(host_args, dev)
+            out = harness.block(harness.jitted(impl)(*args))
+            record["check"] = check_record(workload, impl, host_args, out, dev)
+        if not record["check"]["passed"]:
+            record["status"] = "wrong_result"
+            record["reason"] = wrong_result_reason(record["check"])
+    except Unavailable as exc:
+        record.update(status="unavailable", reason=str(exc))
+    except Exception as exc:
+        phase = record.pop("current_phase", None)
+        where = f" in phase {phase}" if phase else ""
+        record.update(
+            status=classify(exc),
+            reason=f"{type(exc).__name__}{where}: {exc}",
+            traceback=traceback.format_exc(limit=8),
+        )
+    record.setdefault("provenance", provenance.base() | {"jax": provenance.jax_settings()})
+    return record

@@ -1,0 +1,172 @@
+"""Timing each phase of a call on its own, blocking-correct.
+
+Each builder returns a `run(loops) -> seconds` for `sampling.collect`: the run decides exactly
+what sits inside the timed region. Blocking goes through `block` (one place to audit), and the
+steady phase proves after every sample that the timer did not stop before the result was
+ready, so a harness that stopped blocking fails loudly instead of reporting dispatch times.
+"""
+
+import time
+from collections.abc import Callable
+from contextlib import nullcontext
+from typing import Any
+
+import jax
+import numpy as np
+
+from blockbench.registry import Impl
+from blockbench.sampling import PhaseRun
+
+clock = time.perf_counter
+
+
+class BlockingError(RuntimeError):
+    """The timer stopped while a result was still being computed."""
+
+
+def block(tree: Any) -> Any:
+    """Wait until every array in a pytree is computed (tuples and nested outputs included)."""
+    return jax.block_until_ready(tree)
+
+
+def all_ready(tree: Any) -> bool:
+    return all(leaf.is_ready() for leaf in jax.tree.leaves(tree) if isinstance(leaf, jax.Array))
+
+
+def warm_up(dev: Any) -> None:
+    """Start the backend and the compiler before anything is timed.
+
+    The first operation of a process initialises the backend, and the first compile starts
+    the compiler; neither belongs to any phase of the function being measured.
+    """
+    block(jax.device_put(np.zeros(8, np.float32), dev))
+    with jax.default_device(dev):
+        block(jax.jit(lambda v: v * 2.0 + 1.0)(jax.numpy.ones(8)))
+
+
+def no_implicit_transfers(impl: Impl) -> Any:
+    """A jitted call on device-resident inputs must not copy anything from the host; prove it.
+
+    Eager implementations are exempt: they legitimately send Python scalar constants.
+    """
+    if impl.style == "jit" and not impl.host_inputs:
+        return jax.transfer_guard("disallow")
+    return nullcontext()
+
+
+def jitted(impl: Impl) -> Callable[..., Any]:
+    return jax.jit(impl.fn) if impl.style == "jit" else impl.fn
+
+
+# ---- NumPy -----------------------------------------------------------------------------
+
+
+def numpy_steady(fn: Callable[..., Any], args: tuple[Any, ...]) -> PhaseRun:
+    def run(loops: int) -> float:
+        t0 = clock()
+        for _ in range(loops):
+            fn(*args)
+        return clock() - t0
+
+    return run
+
+
+# ---- JAX -------------------------------------------------------------------------------
+
+
+def host_to_device(host_args: tuple[np.ndarray, ...], dev: Any) -> PhaseRun:
+    def run(loops: int) -> float:
+        t0 = clock()
+        copies = [jax.device_put(host_args, dev) for _ in range(loops)]
+        block(copies)
+        return clock() - t0
+
+    return run
+
+
+def trace_lower(fn: Callable[..., Any], args: tuple[Any, ...]) -> PhaseRun:
+    def run(loops: int) -> float:
+        total = 0.0
+        for _ in range(loops):
+            jax.clear_caches()  # so the trace, compile or first call is paid again
+            t0 = clock()
+            jax.jit(fn).trace(*args).lower()
+            total += clock() - t0
+        return total
+
+    return run
+
+
+def compile_only(fn: Callable[..., Any], args: tuple[Any, ...]) -> PhaseRun:
+    def run(loops: int) -> float:
+        total = 0.0
+        for _ in range(loops):
+            jax.clear_caches()  # so the trace, compile or first call is paid again
+            lowered = jax.jit(fn).trace(*args).lower()
+            t0 = clock()
+            lowered.compile()
+            total += clock() - t0
+        return total
+
+    return run
+
+
+def first_call(impl: Impl, args: tuple[Any, ...]) -> PhaseRun:
+    """Trace + compile + run as a user meets it: caches emptied, a new jit, one blocked call."""
+
+    def run(loops: int) -> float:
+        total = 0.0
+        for _ in range(loops):
+            jax.clear_caches()  # so the trace, compile or first call is paid again
+            call = jitted(impl)
+            t0 = clock()
+            block(call(*args))
+            total += clock() - t0
+        return total
+
+    return run
+
+
+def dispatch(call: Callable[..., Any], args: tuple[Any, ...]) -> PhaseRun:
+    """Only the call's return is timed; the block before the next call is not."""
+
+    def run(loops: int) -> float:
+        total = 0.0
+        for _ in range(loops):
+            t0 = clock()
+            out = call(*args)
+            total += clock() - t0
+            block(out)
+        return total
+
+    return run
+
+
+def steady(call: Callable[..., Any], args: tuple[Any, ...]) -> PhaseRun:
+    """Blocked every call: the time a user waits for a ready result, call after call."""
+
+    def run(loops: int) -> float:
+        out = None
+        t0 = clock()
+        for _ in range(loops):
+            out = block(call(*args))
+        elapsed = clock() - t0
+        if not all_ready(out):
+            raise BlockingError("steady timer stopped before the result was ready")
+        return elapsed
+
+    return run
+
+
+def device_to_host(call: Callable[..., Any], args: tuple[Any, ...]) -> PhaseRun:
+    """Reading back results that are already computed; each one fresh, since a jax.Array
+    caches its host copy after the first read."""
+
+    def run(loops: int) -> float:
+        outs = block([call(*args) for _ in range(loops)])
+        t0 = clock()
+        for out in outs:
+            jax.device_get(out)
+        return clock() - t0
+
+    return run

@@ -1,0 +1,221 @@
+"""Measure one grid cell and write its JSON: the command behind every measurement job.
+
+The parent process stays light: it checks the cell, takes the host's measurement lock,
+starts a worker, and enforces the time budget from outside, which an in-process alarm could
+not do while XLA compiles in C++. Whatever happens to the worker (time-out, kill by the
+out-of-memory killer, crash) becomes a status in a schema-valid JSON, written atomically.
+Only a malformed request (unknown workload, bad size) exits non-zero. The parent imports
+neither JAX nor SciPy (seconds per cell); the worker validates the cell before measuring.
+"""
+
+import argparse
+import fcntl
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from blockbench import provenance
+from blockbench.results_io import SCHEMA_VERSION, read_json, validate, write_json_atomic
+from blockbench.sampling import StopRule
+from blockbench.spec import DEVICES, EXIT_BAD_CELL, CellSpec
+
+PRECISIONS = ("default", "high", "highest", "bfloat16", "tensorfloat32", "float32")
+STDERR_TAIL = 2000
+
+
+def default_lock_path() -> Path:
+    return Path(os.environ.get("BLOCKBENCH_LOCK", Path(tempfile.gettempdir()) / "blockbench.lock"))
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    rule = StopRule()
+    p = argparse.ArgumentParser(prog="measure.py", description=__doc__.splitlines()[0])
+    p.add_argument("--device", required=True, choices=DEVICES)
+    p.add_argument("--workload", required=True)
+    p.add_argument("--impl", required=True)
+    p.add_argument("--size", required=True, type=int)
+    p.add_argument("--out", required=True, type=Path, help="JSON file to write")
+    p.add_argument(
+        "--budget-s",
+        type=float,
+        default=300.0,
+        help="wall-clock budget of the whole cell; past it the cell is `timeout`",
+    )
+    p.add_argument(
+        "--target-rel-ci",
+        type=float,
+        default=rule.target_rel_ci,
+        help="stop a phase once its median's 95%% CI is within this fraction",
+    )
+    p.add_argument("--min-samples", type=int, default=rule.min_samples)
+    p.add_argument("--min-time-s", type=float, default=rule.min_time_s)
+    p.add_argument(
+        "--max-time-s",
+        type=float,
+        default=rule.max_time_s,
+        help="per-phase cap: stop sampling there, converged or not",
+    )
+    p.add_argument(
+        "--sample-time-s",
+        type=float,
+        default=rule.sample_time_s,
+        help="calibrate calls per sample so one sample lasts this long",
+    )
+    p.add_argument("--warmup", type=int, default=rule.warmup)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--matmul-precision", choices=PRECISIONS, default="default")
+    p.add_argument("--run-label", default="local")
+    p.add_argument(
+        "--lock",
+        type=Path,
+        default=default_lock_path(),
+        help="host-wide lock file: one measurement per host at a time",
+    )
+    return p.parse_args(argv)
+
+
+@contextmanager
+def host_lock(path: Path) -> Iterator[None]:
+    """Hold the host's measurement lock: two measurements at once would share cores,
+    caches and memory bandwidth, whatever the scheduler believes."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"waiting for the measurement lock {path}", file=sys.stderr, flush=True)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def worker_env(device: str) -> dict[str, str]:
+    env = dict(os.environ)
+    src = str(Path(__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
+    env["JAX_ENABLE_COMPILATION_CACHE"] = "false"
+    if device == "cpu":
+        # A CPU cell must not start a GPU backend that grabs memory and threads.
+        env.setdefault("JAX_PLATFORMS", "cpu")
+    return env
+
+
+def run_worker(spec: CellSpec, budget_s: float) -> dict[str, Any] | None:
+    """The worker's record, or None when the worker rejected the cell itself."""
+    with tempfile.TemporaryDirectory(prefix="blockbench-") as tmp:
+        spec_path, result, partial, err_path = (
+            Path(tmp) / n for n in ("spec.json", "result.json", "partial.json", "stderr.txt")
+        )
+        write_json_atomic(spec_path, spec.as_dict())
+        cmd = [sys.executable, "-m", "blockbench.worker", str(spec_path), str(result), str(partial)]
+        with err_path.open("w+") as err:
+            proc = subprocess.Popen(
+                cmd, stderr=err, env=worker_env(spec.device), start_new_session=True
+            )
+            try:
+                rc = proc.wait(timeout=budget_s)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                rc = None
+            err.seek(0)
+            stderr = err.read()
+        sys.stderr.write(stderr)
+        if rc is None:
+            return timed_out(read_json(partial) if partial.exists() else {}, budget_s)
+        if result.exists():
+            return read_json(result)
+        if rc == EXIT_BAD_CELL:
+            return None
+        return crashed(rc, stderr)
+
+
+def timed_out(partial: dict[str, Any], budget_s: float) -> dict[str, Any]:
+    """Keep the phases that finished: a compile that outlives the budget is itself a result."""
+    phase = partial.get("current_phase")
+    where = f" while measuring phase {phase}" if phase else ""
+    return {
+        "status": "timeout",
+        "reason": f"over the cell's time budget of {budget_s:g} s{where}",
+        "phases": partial.get("phases", {}),
+        "check": None,
+        "provenance": partial.get("provenance") or provenance.base(),
+    }
+
+
+def crashed(rc: int, stderr: str) -> dict[str, Any]:
+    tail = stderr[-STDERR_TAIL:].strip()
+    if rc == -signal.SIGKILL:
+        status, reason = "oom", "worker killed by SIGKILL, most likely the out-of-memory killer"
+    else:
+        status, reason = "error", f"worker exited with code {rc} without a result"
+    return {
+        "status": status,
+        "reason": f"{reason}; stderr: {tail}" if tail else reason,
+        "phases": {},
+        "check": None,
+        "provenance": provenance.base(),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    rule = StopRule(
+        target_rel_ci=args.target_rel_ci,
+        min_samples=args.min_samples,
+        min_time_s=args.min_time_s,
+        max_time_s=args.max_time_s,
+        sample_time_s=args.sample_time_s,
+        warmup=args.warmup,
+    )
+    spec = CellSpec(
+        device=args.device,
+        workload=args.workload,
+        impl=args.impl,
+        size=args.size,
+        seed=args.seed,
+        matmul_precision=args.matmul_precision,
+        rule=rule,
+    )
+    with host_lock(args.lock):
+        started = time.time()
+        outcome = run_worker(spec, args.budget_s)
+        finished = time.time()
+    if outcome is None:
+        return EXIT_BAD_CELL
+    outcome["provenance"]["config"] = {
+        "run_label": args.run_label,
+        "budget_s": args.budget_s,
+        "seed": args.seed,
+        "rule": asdict(rule),
+        "matmul_precision": args.matmul_precision,
+    }
+    record = {
+        "schema_version": SCHEMA_VERSION,
+        "cell": spec.cell,
+        **outcome,
+        "started_at": started,
+        "finished_at": finished,
+    }
+    validate(record)
+    write_json_atomic(args.out, record)
+    steady = record["phases"].get("steady", {}).get("median_s")
+    shown = f", steady median {steady:.3g} s" if steady is not None else ""
+    print(
+        f"{args.workload}/{args.impl} on {args.device}, size {args.size}: "
+        f"{record['status']}{shown} {record['reason']}".rstrip()
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,211 @@
+"""What a number was measured on: host, software, thread and precision settings, GPU, SLURM.
+
+Collected apart from timing (pyperf's metadata module) so that every JSON carries it, even
+a cell that never reached a device. Every probe is best-effort: a missing tool is recorded as
+such, never a crash, because a result without its environment would be worse than one
+without, say, the GPU clock.
+"""
+
+import importlib.metadata
+import os
+import platform
+import re
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+# Environment variables that change how fast JAX or NumPy run, or where they run.
+ENV_PATTERN = re.compile(
+    r"^(XLA_.*|JAX_.*|TF_.*|OMP_.*|MKL_.*|OPENBLAS_.*|BLIS_.*|VECLIB_.*|NUMEXPR_.*"
+    r"|CUDA_VISIBLE_DEVICES|CUDA_DEVICE_ORDER|NVIDIA_VISIBLE_DEVICES|ROCR_VISIBLE_DEVICES"
+    r"|TPU_.*|GOMP_.*|KMP_.*)$"
+)
+# SLURM facts a reader needs to place a result: job, node, and the GPUs it was granted.
+SLURM_KEYS = {
+    "job_id": "SLURM_JOB_ID",
+    "array_task_id": "SLURM_ARRAY_TASK_ID",
+    "node": "SLURMD_NODENAME",
+    "nodelist": "SLURM_JOB_NODELIST",
+    "partition": "SLURM_JOB_PARTITION",
+    "cpus_on_node": "SLURM_CPUS_ON_NODE",
+    "gpus": "SLURM_GPUS",
+    "job_gpus": "SLURM_JOB_GPUS",
+    "step_gpus": "SLURM_STEP_GPUS",
+    "gpus_on_node": "SLURM_GPUS_ON_NODE",
+    "cuda_visible_devices": "CUDA_VISIBLE_DEVICES",
+}
+PACKAGES = ("jax", "jaxlib", "numpy", "scipy", "blockbench")
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+
+def _safe(probe: Any, *args: Any) -> Any:
+    try:
+        return probe(*args)
+    except Exception as exc:  # a probe's failure is itself a fact worth keeping
+        return {"unavailable": f"{type(exc).__name__}: {exc}"}
+
+
+def cpu_model() -> str:
+    """CPU brand string: /proc/cpuinfo where it exists (instant), py-cpuinfo elsewhere (~1 s)."""
+    cpuinfo_path = Path("/proc/cpuinfo")
+    if cpuinfo_path.exists():
+        for line in cpuinfo_path.read_text().splitlines():
+            if line.startswith(("model name", "Model", "cpu model")):
+                return line.split(":", 1)[1].strip()
+    import cpuinfo
+
+    return str(cpuinfo.get_cpu_info().get("brand_raw", "unknown"))
+
+
+def _governor() -> str | None:
+    path = Path("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
+    return path.read_text().strip() if path.exists() else None
+
+
+def host() -> dict[str, Any]:
+    freq = psutil.cpu_freq()
+    return {
+        "hostname": socket.gethostname(),
+        "os": platform.platform(),
+        "machine": platform.machine(),
+        "cpu_model": _safe(cpu_model),
+        "cpu_count_logical": psutil.cpu_count(logical=True),
+        "cpu_count_physical": psutil.cpu_count(logical=False),
+        "cpu_affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "cpu_freq_mhz": {"current": freq.current, "max": freq.max} if freq else None,
+        "cpu_governor": _governor(),
+        "memory_total_bytes": psutil.virtual_memory().total,
+        "memory_available_bytes": psutil.virtual_memory().available,
+        "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
+    }
+
+
+def software() -> dict[str, Any]:
+    versions: dict[str, str | None] = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = None
+    return {
+        "python": sys.version.split()[0],
+        "implementation": platform.python_implementation(),
+        "packages": versions,
+    }
+
+
+def environment() -> dict[str, str]:
+    return {k: v for k, v in sorted(os.environ.items()) if ENV_PATTERN.match(k)}
+
+
+def slurm() -> dict[str, str] | None:
+    if "SLURM_JOB_ID" not in os.environ:
+        return None
+    return {key: os.environ[var] for key, var in SLURM_KEYS.items() if var in os.environ}
+
+
+def git_commit(root: Path = PROJECT_ROOT) -> dict[str, Any]:
+    """The project's commit and whether the tree had local changes when it ran."""
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", "-C", str(root), *args], capture_output=True, text=True, check=True, timeout=10
+        ).stdout.strip()
+
+    try:
+        return {"commit": git("rev-parse", "HEAD"), "dirty": bool(git("status", "--porcelain"))}
+    except (OSError, subprocess.SubprocessError):
+        return {"commit": None, "dirty": None}
+
+
+def blas() -> dict[str, Any]:
+    """The BLAS NumPy was built with and the thread pools actually loaded in this process."""
+    import numpy as np
+    from threadpoolctl import threadpool_info
+
+    build = _safe(lambda: np.show_config(mode="dicts")["Build Dependencies"].get("blas"))
+    return {"numpy_build": build, "threadpools": _safe(threadpool_info)}
+
+
+def base() -> dict[str, Any]:
+    """Everything that does not need a JAX backend (safe in the parent process)."""
+    return {
+        "host": host(),
+        "software": software(),
+        "env": environment(),
+        "slurm": slurm(),
+        "git": git_commit(),
+    }
+
+
+def jax_settings() -> dict[str, Any]:
+    import jax
+
+    return {
+        "default_backend": _safe(jax.default_backend),
+        "matmul_precision": jax.config.jax_default_matmul_precision or "default",
+        "x64": bool(jax.config.jax_enable_x64),
+        "compilation_cache": {
+            "enabled": bool(jax.config.jax_enable_compilation_cache),
+            "dir": jax.config.jax_compilation_cache_dir,
+        },
+        "devices_seen": _safe(lambda: [describe_device(d) for d in jax.devices()]),
+    }
+
+
+def describe_device(dev: Any) -> str:
+    return f"{dev.platform}:{dev.id} ({dev.device_kind})"
+
+
+def device(dev: Any) -> dict[str, Any]:
+    info: dict[str, Any] = {"platform": dev.platform, "id": dev.id, "device_kind": dev.device_kind}
+    if dev.platform == "cpu":
+        info["model"] = _safe(cpu_model)
+    else:
+        info["model"] = dev.device_kind
+        stats = _safe(dev.memory_stats)
+        if isinstance(stats, dict):
+            keys = ("bytes_limit", "bytes_in_use", "peak_bytes_in_use", "bytes_reservable_limit")
+            info["memory_stats"] = {k: stats[k] for k in keys if k in stats}
+    if dev.platform == "gpu":
+        info["nvml"] = _safe(nvml_gpu, getattr(dev, "local_hardware_id", None) or dev.id)
+    return info
+
+
+def nvml_gpu(index: int) -> dict[str, Any]:
+    """Driver, memory and clocks of one NVIDIA GPU, read through NVML at measurement time."""
+    import pynvml as nv
+
+    nv.nvmlInit()
+    try:
+        h = nv.nvmlDeviceGetHandleByIndex(index)
+        mem = nv.nvmlDeviceGetMemoryInfo(h)
+        clock = nv.nvmlDeviceGetClockInfo
+        max_clock = nv.nvmlDeviceGetMaxClockInfo
+        return {
+            "name": nv.nvmlDeviceGetName(h),
+            "driver": nv.nvmlSystemGetDriverVersion(),
+            "cuda_driver": nv.nvmlSystemGetCudaDriverVersion(),
+            "pci_bus_id": nv.nvmlDeviceGetPciInfo(h).busId,
+            "memory_total_bytes": mem.total,
+            "memory_used_bytes": mem.used,
+            "clocks_mhz": {"sm": clock(h, nv.NVML_CLOCK_SM), "mem": clock(h, nv.NVML_CLOCK_MEM)},
+            "max_clocks_mhz": {
+                "sm": max_clock(h, nv.NVML_CLOCK_SM),
+                "mem": max_clock(h, nv.NVML_CLOCK_MEM),
+            },
+            "temperature_c": _safe(nv.nvmlDeviceGetTemperature, h, nv.NVML_TEMPERATURE_GPU),
+            "power_w": _safe(lambda: nv.nvmlDeviceGetPowerUsage(h) / 1000.0),
+            "throttle_reasons": _safe(nv.nvmlDeviceGetCurrentClocksThrottleReasons, h),
+        }
+    finally:
+        nv.nvmlShutdown()
+
+
+def full(dev: Any) -> dict[str, Any]:
+    """Base facts plus JAX settings, the measured device and BLAS (worker process only)."""
+    return {**base(), "jax": jax_settings(), "device": device(dev), "blas": blas()}

@@ -1,0 +1,43 @@
+"""Reading and writing measurement JSON: atomic writes, and the schema every file obeys."""
+
+import json
+import os
+import tempfile
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+SCHEMA_VERSION = 1
+SCHEMA_PATH = Path(__file__).with_name("schemas") / "measurement.schema.json"
+
+
+@cache
+def schema() -> dict[str, Any]:
+    return json.loads(SCHEMA_PATH.read_text())
+
+
+def validate(record: dict[str, Any]) -> None:
+    """Raise jsonschema.ValidationError if the record breaks the published contract."""
+    jsonschema.validate(record, schema())
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write to a temporary file beside the target, then rename: a crash leaves either the
+    old file or the new one, never half of one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            json.dump(data, fh, indent=1, allow_nan=False)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_json(path: Path) -> Any:
+    return json.loads(Path(path).read_text())

@@ -1,0 +1,1 @@
+"""The articles' workloads: each module holds its input maker, float64 check and functions."""

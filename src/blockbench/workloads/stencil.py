@@ -1,0 +1,84 @@
+"""Source D's column recurrence on a (size, size/2) weight matrix, three ways.
+
+Column 0 of the state is 1; each new column j+1 is, for interior rows i,
+a[i-1, j] w[i-1, j] + a[i, j] w[i, j] + a[i+1, j] w[i+1, j]; edge rows stay 0.
+"""
+
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from blockbench.workloads.common import max_rel_err
+
+
+def shape(size: int) -> tuple[int, int]:
+    return size, size // 2
+
+
+def validate_size(size: int) -> None:
+    if size < 4 or size % 2:
+        raise ValueError(f"stencil size must be even and >= 4, got {size}")
+
+
+def make_inputs(size: int, rng: np.random.Generator) -> tuple[np.ndarray]:
+    return (rng.standard_normal(shape(size), dtype=np.float32),)
+
+
+def reference(w: np.ndarray) -> np.ndarray:
+    """Float64 recurrence, vectorised over rows: the ground truth all three must match."""
+    w64 = w.astype(np.float64)
+    height, width = w64.shape
+    a = np.zeros((height, width + 1))
+    a[:, 0] = 1.0
+    for j in range(width):
+        prod = a[:, j] * w64[:, j]
+        a[1:-1, j + 1] = prod[:-2] + prod[1:-1] + prod[2:]
+    return a
+
+
+def check(inputs: tuple[np.ndarray], out: object) -> float:
+    return max_rel_err(out, reference(inputs[0]))
+
+
+def work(size: int) -> float:
+    """Scalar updates of the literal loop: what the unrolled jit program grows with."""
+    height, width = shape(size)
+    return float((height - 2) * width)
+
+
+def _initial_state(w: jnp.ndarray) -> jnp.ndarray:
+    height, width = w.shape
+    return jnp.zeros((height, width + 1), w.dtype).at[:, 0].set(1.0)
+
+
+def loop(w: jnp.ndarray) -> jnp.ndarray:
+    """The question's literal double loop of scalar updates."""
+    height, width = w.shape
+    a = _initial_state(w)
+    for j in range(width):
+        for i in range(1, height - 1):
+            value = a[i - 1, j] * w[i - 1, j] + a[i, j] * w[i, j] + a[i + 1, j] * w[i + 1, j]
+            a = a.at[i, j + 1].set(value)
+    return a
+
+
+def convolve(w: jnp.ndarray) -> jnp.ndarray:
+    """One Python loop over columns; each column at once as a length-3 convolution."""
+    a = _initial_state(w)
+    ones = jnp.ones(3, w.dtype)
+    for j in range(w.shape[1]):
+        a = a.at[1:-1, j + 1].set(jnp.convolve(a[:, j] * w[:, j], ones, mode="valid"))
+    return a
+
+
+def scan(w: jnp.ndarray) -> jnp.ndarray:
+    """The column recurrence as `lax.scan`: no Python loop at all."""
+
+    def step(column: jnp.ndarray, weights: jnp.ndarray) -> tuple[jnp.ndarray, jnp.ndarray]:
+        prod = column * weights
+        new = jnp.zeros_like(column).at[1:-1].set(prod[:-2] + prod[1:-1] + prod[2:])
+        return new, new
+
+    first = jnp.ones(w.shape[0], w.dtype)
+    _, columns = lax.scan(step, first, w.T)
+    return jnp.concatenate([first[:, None], columns.T], axis=1)
