@@ -1,0 +1,41 @@
+"""Shared helpers: running the one-cell command the way Snakemake does."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from blockbench.results_io import validate
+
+ROOT = Path(__file__).resolve().parents[1]
+# Short phases: the tests check behaviour, not precision.
+FAST = ["--min-samples", "5", "--min-time-s", "0.02", "--max-time-s", "0.3"]
+
+
+def run_measure(
+    out: Path, *args: str, env: dict[str, str] | None = None, lock: Path | None = None
+) -> tuple[int, dict[str, Any] | None, str]:
+    """Run scripts/measure.py; return (exit code, validated JSON or None, stderr)."""
+    cmd = [sys.executable, str(ROOT / "scripts" / "measure.py"), "--out", str(out), *FAST, *args]
+    if lock is not None:
+        cmd += ["--lock", str(lock)]
+    proc = subprocess.run(
+        cmd, capture_output=True, text=True, env={**os.environ, **(env or {})}, timeout=600
+    )
+    record = None
+    if out.exists():
+        record = json.loads(out.read_text())
+        validate(record)
+    return proc.returncode, record, proc.stderr
+
+
+@pytest.fixture
+def measure_cli(tmp_path: Path):
+    def run(*args: str, env: dict[str, str] | None = None, name: str = "cell.json"):
+        return run_measure(tmp_path / name, *args, env=env, lock=tmp_path / "lock")
+
+    return run

@@ -1,0 +1,96 @@
+"""The measurement core measures what it claims: blocked, phase by phase, without leaks."""
+
+from dataclasses import replace
+
+import pytest
+
+from blockbench import cell, harness, registry
+from blockbench.sampling import StopRule
+from blockbench.spec import CellSpec
+from blockbench.workloads import selu
+
+FAST = StopRule(min_samples=5, min_time_s=0.02, max_time_s=0.5)
+
+
+def measure(workload: str, impl: str, size: int) -> dict:
+    return cell.measure(CellSpec("cpu", workload, impl, size, rule=FAST), lambda partial: None)
+
+
+def test_blocking_is_real_steady_includes_compute_dispatch_does_not():
+    record = measure("matmul", "jax_jit", 1000)
+    assert record["status"] == "ok", record["reason"]
+    steady, dispatch = record["phases"]["steady"], record["phases"]["dispatch"]
+    assert steady["median_s"] >= 0.010  # 2 GFLOP: at least 10 ms on any CPU we run on
+    assert dispatch["median_s"] < steady["median_s"] / 10
+
+
+def test_a_harness_that_stops_blocking_is_caught(monkeypatch):
+    """With blocking patched out, the steady timer would report dispatch times; the harness
+    must notice the result was not ready and refuse to report a number."""
+    monkeypatch.setattr(harness, "block", lambda tree: tree)
+    record = measure("matmul", "jax_jit", 1000)
+    assert record["status"] == "error"
+    assert "before the result was ready" in record["reason"]
+    assert "steady" not in record["phases"]
+
+
+def test_compile_is_separate_from_steady():
+    record = measure("selu", "jax_jit", 10_000)
+    phases = record["phases"]
+    assert set(phases) == {
+        "host_to_device",
+        "trace_lower",
+        "compile",
+        "first_call",
+        "dispatch",
+        "steady",
+        "device_to_host",
+    }
+    assert phases["compile"]["median_s"] > 10 * phases["steady"]["median_s"]
+    # a first call pays tracing and compiling again (the caches are emptied before each)
+    assert phases["first_call"]["median_s"] > 0.5 * phases["compile"]["median_s"]
+
+
+def test_each_compile_sample_is_a_real_compile_not_a_cache_hit():
+    phases = measure("selu", "jax_jit", 1000)["phases"]
+    samples = phases["compile"]["samples_s"]
+    assert len(samples) >= 2 and min(samples) > 0.2 * max(samples)
+
+
+def test_warm_up_happens_before_anything_is_timed(monkeypatch):
+    events: list[str] = []
+    real_warm_up, real_clock = harness.warm_up, harness.clock
+    monkeypatch.setattr(harness, "warm_up", lambda dev: (events.append("warm"), real_warm_up(dev)))
+    monkeypatch.setattr(harness, "clock", lambda: (events.append("clock"), real_clock())[1])
+    measure("selu", "jax_jit", 100)
+    assert events[0] == "warm"
+
+
+def test_numpy_cells_have_first_call_and_steady_only():
+    record = measure("selu", "numpy", 1000)
+    assert set(record["phases"]) == {"first_call", "steady"}
+    assert record["phases"]["first_call"]["n"] == 1
+
+
+def test_a_wrong_result_is_a_status_not_a_silent_timing(monkeypatch):
+    broken = [
+        replace(i, fn=lambda x: selu.numpy_selu(x) * 1.01) if i.name == "numpy" else i
+        for i in registry.IMPLS
+    ]
+    monkeypatch.setattr(registry, "IMPLS", tuple(broken))
+    record = measure("selu", "numpy", 1000)
+    assert record["status"] == "wrong_result"
+    assert not record["check"]["passed"]
+    assert "tolerance" in record["reason"]
+
+
+@pytest.mark.parametrize(
+    ("exc", "status"),
+    [
+        (MemoryError("Unable to allocate 3.2 TiB"), "oom"),
+        (RuntimeError("RESOURCE_EXHAUSTED: Out of memory while trying to allocate"), "oom"),
+        (ValueError("shapes do not match"), "error"),
+    ],
+)
+def test_failures_are_classified(exc, status):
+    assert cell.classify(exc) == status

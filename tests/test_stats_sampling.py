@@ -1,0 +1,96 @@
+"""The statistics and the adaptive stop rule, on operations with known behaviour."""
+
+import random
+import time
+
+import numpy as np
+import pytest
+
+from blockbench.sampling import StopRule, calibrate, collect
+from blockbench.stats import median_ci, relative_ci_halfwidth, summarize
+
+
+def busy(seconds: float) -> None:
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+def timed(op):
+    def run(loops: int) -> float:
+        t0 = time.perf_counter()
+        for _ in range(loops):
+            op()
+        return time.perf_counter() - t0
+
+    return run
+
+
+def test_summary_of_known_samples():
+    s = summarize([1.0, 2.0, 3.0, 4.0, 100.0])
+    assert s.median_s == 3.0 and s.min_s == 1.0 and s.max_s == 100.0 and s.n == 5
+    assert s.mean_s == pytest.approx(22.0)
+    assert s.iqr_s == pytest.approx(2.0)
+
+
+def test_median_ci_brackets_the_median_and_narrows_with_more_samples():
+    rng = np.random.default_rng(1)
+    small, large = rng.normal(1.0, 0.1, 20), rng.normal(1.0, 0.1, 2000)
+    for x in (small, large):
+        low, high = median_ci(x)
+        assert low <= np.median(x) <= high
+    assert relative_ci_halfwidth(large) < relative_ci_halfwidth(small) / 3
+
+
+def test_median_ci_is_unknown_with_too_few_samples():
+    assert median_ci([1.0]) == (None, None)
+    assert relative_ci_halfwidth([1.0, 2.0]) == float("inf")
+
+
+def test_stop_rule_converges_on_a_steady_operation():
+    rule = StopRule(target_rel_ci=0.01, min_samples=10, min_time_s=0.05, max_time_s=10.0)
+    t0 = time.perf_counter()
+    got = collect(timed(lambda: busy(0.002)), rule)
+    assert got.converged and got.rel_ci <= 0.01
+    assert len(got.samples_s) >= 10
+    assert time.perf_counter() - t0 < 5.0
+    assert np.median(got.samples_s) == pytest.approx(0.002, rel=0.2)
+
+
+def test_stop_rule_stops_at_its_cap_on_a_noisy_operation():
+    rnd = random.Random(0)
+    rule = StopRule(target_rel_ci=0.01, min_samples=5, min_time_s=0.01, max_time_s=0.5)
+    t0 = time.perf_counter()
+    got = collect(timed(lambda: busy(rnd.uniform(0.0001, 0.004))), rule)
+    elapsed = time.perf_counter() - t0
+    assert not got.converged and got.rel_ci > 0.01
+    assert 0.5 <= elapsed < 1.5
+
+
+def test_calibration_loops_microsecond_operations():
+    loops = calibrate(timed(lambda: busy(20e-6)), sample_time_s=0.005)
+    assert 100 <= loops <= 500
+
+
+def test_calibration_counts_untimed_work_against_the_sample():
+    # a 10 us timed region followed by 50 ms of untimed waiting (a dispatch, then its block)
+    def run(loops: int) -> float:
+        total = 0.0
+        for _ in range(loops):
+            total += 10e-6
+            busy(0.05)
+        return total
+
+    assert calibrate(run, sample_time_s=0.005) == 1
+
+
+def test_every_raw_sample_is_kept_as_a_per_call_time():
+    calls = []
+
+    def run(loops: int) -> float:
+        calls.append(loops)
+        return 0.001 * loops
+
+    got = collect(run, StopRule(min_samples=3, min_time_s=0, max_time_s=0.05), calibrated=False)
+    assert got.loops == 1 and all(s == pytest.approx(0.001) for s in got.samples_s)
+    assert len(got.samples_s) == len(calls)

@@ -1,0 +1,72 @@
+"""Every implementation computes the right thing (the float64 reference), at small sizes."""
+
+import jax
+import numpy as np
+import pytest
+
+from blockbench import harness
+from blockbench.registry import IMPLS, WORKLOADS, lookup
+from blockbench.workloads import grad_logistic, stencil
+
+SMALL = {"matmul": 24, "selu": 1000, "stencil": 8, "grad_logistic": 100}
+
+
+def run_impl(workload: str, impl: str, size: int) -> tuple[tuple, np.ndarray]:
+    w, entry = lookup("cpu", workload, impl, size)
+    host = w.make_inputs(size, np.random.default_rng(3))
+    args = host if entry.style == "numpy" or entry.host_inputs else jax.device_put(host)
+    return host, np.asarray(harness.block(harness.jitted(entry)(*args)))
+
+
+@pytest.mark.parametrize("entry", IMPLS, ids=lambda i: f"{i.workload}-{i.name}")
+def test_every_implementation_matches_the_float64_reference(entry):
+    w = WORKLOADS[entry.workload]
+    host, out = run_impl(entry.workload, entry.name, SMALL[entry.workload])
+    assert out.dtype == np.float32
+    assert w.check(host, out) <= w.tolerance
+
+
+def test_the_check_catches_a_wrong_result():
+    w = WORKLOADS["selu"]
+    host, out = run_impl("selu", "numpy", 1000)
+    assert w.check(host, out * 1.01) > w.tolerance
+
+
+def test_the_three_stencil_implementations_agree():
+    outs = [run_impl("stencil", name, 12)[1] for name in ("loop", "convolve", "scan")]
+    for other in outs[1:]:
+        np.testing.assert_allclose(outs[0], other, rtol=1e-5, atol=1e-6)
+    # rows 0 and height-1 of the new columns stay 0; column 0 is 1
+    assert np.all(outs[0][[0, -1], 1:] == 0) and np.all(outs[0][:, 0] == 1)
+
+
+def test_stencil_reference_follows_the_question_literally():
+    w = np.random.default_rng(0).standard_normal((6, 3))
+    a = np.zeros((6, 4))
+    a[:, 0] = 1
+    for j in range(3):
+        for i in range(1, 5):
+            a[i, j + 1] = a[i - 1, j] * w[i - 1, j] + a[i, j] * w[i, j] + a[i + 1, j] * w[i + 1, j]
+    np.testing.assert_allclose(stencil.reference(w), a)
+
+
+@pytest.mark.parametrize("impl", ["grad", "grad_jit"])
+def test_grad_logistic_gives_the_articles_values(impl):
+    entry = lookup("cpu", "grad_logistic", impl, 3)[1]
+    got = np.asarray(harness.jitted(entry)(jax.device_put(grad_logistic.KNOWN_INPUT)))
+    np.testing.assert_allclose(got, [0.25, 0.19661197, 0.10499357], atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("cell", "message"),
+    [
+        (("cpu", "nope", "jax", 10), "unknown workload 'nope'"),
+        (("cpu", "matmul", "nope", 10), "unknown implementation 'nope'"),
+        (("gpu", "matmul", "numpy", 10), "does not run on 'gpu'"),
+        (("cpu", "stencil", "scan", 7), "even and >= 4"),
+        (("cpu", "selu", "jax", 0), "size must be >= 1"),
+    ],
+)
+def test_bad_cells_are_rejected_with_the_reason(cell, message):
+    with pytest.raises(ValueError, match=message):
+        lookup(*cell)
