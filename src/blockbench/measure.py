@@ -119,7 +119,7 @@ def run_worker(spec: CellSpec, budget_s: float) -> dict[str, Any] | None:
         cmd = [sys.executable, "-m", "blockbench.worker", str(spec_path), str(result), str(partial)]
         with err_path.open("w+") as err:
             proc = subprocess.Popen(
-                cmd, stderr=err, env=worker_env(spec.device), start_new_session=True
+                cmd, stdout=err, stderr=err, env=worker_env(spec.device), start_new_session=True
             )
             try:
                 rc = proc.wait(timeout=budget_s)

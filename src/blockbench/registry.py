@@ -40,6 +40,7 @@ class Workload:
     check: Callable[[tuple[np.ndarray, ...], Any], float]  # max relative error vs float64
     tolerance: float
     work: Callable[[int], float]  # amount of work a size stands for, used by growth fits
+    baseline: str  # the implementation speedups are measured against (on the CPU)
     validate_size: Callable[[int], None] = _positive
     known_values: KnownValues | None = None
 
@@ -67,8 +68,9 @@ WORKLOADS: dict[str, Workload] = {
             matmul.check,
             1e-2,
             matmul.work,
+            baseline="numpy",
         ),
-        Workload("selu", "vector length", selu.make_inputs, selu.check, 1e-5, selu.work),
+        Workload("selu", "vector length", selu.make_inputs, selu.check, 1e-5, selu.work, "numpy"),
         Workload(
             "stencil",
             "rows (columns = size / 2)",
@@ -76,7 +78,8 @@ WORKLOADS: dict[str, Workload] = {
             stencil.check,
             1e-4,
             stencil.work,
-            stencil.validate_size,
+            baseline="loop",
+            validate_size=stencil.validate_size,
         ),
         Workload(
             "grad_logistic",
@@ -85,6 +88,7 @@ WORKLOADS: dict[str, Workload] = {
             grad_logistic.check,
             1e-5,
             grad_logistic.work,
+            baseline="grad",
             known_values=KnownValues(
                 (grad_logistic.KNOWN_INPUT,), grad_logistic.KNOWN_OUTPUT, grad_logistic.KNOWN_ATOL
             ),

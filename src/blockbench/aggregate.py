@@ -1,0 +1,133 @@
+"""From measurement JSON to pandas tables: one row per cell and phase, and speedups.
+
+Runs from other machines (a GPU cluster's run copied back, a committed reference run) are
+just more JSON: every row carries its run label and the model of the device it ran on.
+"""
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from blockbench.registry import WORKLOADS
+from blockbench.results_io import read_json, validate
+
+CELL = ["run_label", "device", "workload", "impl", "size"]
+STAT_COLUMNS = ["median_s", "min_s", "max_s", "mean_s", "std_s", "iqr_s", "n", "loops", "converged"]
+
+
+def raw_files(directory: Path) -> list[Path]:
+    """All measurement files of one run directory (device/workload/impl/size.json)."""
+    return sorted(Path(directory).glob("*/*/*/*.json"))
+
+
+def device_model(record: dict[str, Any]) -> str:
+    dev = record["provenance"].get("device") or {}
+    return str(dev.get("model") or "not present")
+
+
+def _get(d: dict[str, Any] | None, *keys: str) -> Any:
+    for key in keys:
+        if not isinstance(d, dict):
+            return None
+        d = d.get(key)
+    return d
+
+
+def cell_columns(record: dict[str, Any], source: Path) -> dict[str, Any]:
+    """The columns every row of a cell shares: identity, status, check, key provenance."""
+    prov = record["provenance"]
+    cell = record["cell"]
+    model = device_model(record)
+    nvml = _get(prov, "device", "nvml") or {}
+    return {
+        "run_label": prov["config"]["run_label"],
+        **cell,
+        "work": WORKLOADS[cell["workload"]].work(cell["size"])
+        if cell["workload"] in WORKLOADS
+        else None,
+        "device_model": model,
+        "device_label": f"{cell['device']} ({model})",
+        "status": record["status"],
+        "reason": record["reason"],
+        "max_rel_err": _get(record, "check", "max_rel_err"),
+        "check_passed": _get(record, "check", "passed"),
+        "hostname": prov["host"]["hostname"],
+        "cpu_model": prov["host"]["cpu_model"],
+        "gpu_name": nvml.get("name"),
+        "gpu_driver": nvml.get("driver"),
+        "jax_version": prov["software"]["packages"].get("jax"),
+        "jaxlib_version": prov["software"]["packages"].get("jaxlib"),
+        "numpy_version": prov["software"]["packages"].get("numpy"),
+        "matmul_precision": _get(prov, "jax", "matmul_precision"),
+        "git_commit": prov["git"]["commit"],
+        "slurm_job_id": _get(prov, "slurm", "job_id"),
+        "started_at": record["started_at"],
+        "finished_at": record["finished_at"],
+        "source": str(source),
+    }
+
+
+def measurements(files: Iterable[Path]) -> pd.DataFrame:
+    """One row per (cell, phase); a cell without phases (not ok) still gets one row."""
+    rows = []
+    for path in files:
+        record = read_json(path)
+        validate(record)
+        base = cell_columns(record, path)
+        if not record["phases"]:
+            rows.append({**base, "phase": None})
+        for phase, stats in record["phases"].items():
+            ci_low, ci_high = stats["ci95_s"]
+            rows.append(
+                {
+                    **base,
+                    "phase": phase,
+                    **{k: stats.get(k) for k in STAT_COLUMNS},
+                    "ci95_low_s": ci_low,
+                    "ci95_high_s": ci_high,
+                }
+            )
+    df = pd.DataFrame(rows)
+    if df.empty:
+        raise ValueError("no measurement files found")
+    return df.sort_values([*CELL, "phase"], na_position="first").reset_index(drop=True)
+
+
+def steady(df: pd.DataFrame) -> pd.DataFrame:
+    """Steady-state medians of the cells that measured fine."""
+    ok = df[(df["status"] == "ok") & (df["phase"] == "steady")]
+    return ok[[*CELL, "device_model", "device_label", "median_s", "ci95_low_s", "ci95_high_s"]]
+
+
+def speedups(df: pd.DataFrame) -> pd.DataFrame:
+    """Each implementation against its workload's CPU baseline, same run, workload and size.
+
+    speedup > 1 means faster than the baseline (NumPy on the CPU where the workload has one).
+    """
+    st = steady(df)
+    baselines = {name: w.baseline for name, w in WORKLOADS.items()}
+    base = st[(st["device"] == "cpu") & (st["impl"] == st["workload"].map(baselines))]
+    base = base[["run_label", "workload", "size", "impl", "median_s"]].rename(
+        columns={"impl": "baseline", "median_s": "baseline_median_s"}
+    )
+    out = st.merge(base, on=["run_label", "workload", "size"], how="inner")
+    out["speedup"] = out["baseline_median_s"] / out["median_s"]
+    cols = [
+        *CELL,
+        "device_model",
+        "device_label",
+        "baseline",
+        "median_s",
+        "baseline_median_s",
+        "speedup",
+    ]
+    return out[cols].sort_values(CELL).reset_index(drop=True)
+
+
+def write_table(df: pd.DataFrame, csv: Path, markdown: Path | None = None) -> None:
+    csv.parent.mkdir(parents=True, exist_ok=True)
+    df.to_csv(csv, index=False)
+    if markdown is not None:
+        markdown.write_text(df.to_markdown(index=False, floatfmt=".4g") + "\n")

@@ -1,0 +1,289 @@
+"""Seaborn figures from the measurements table (presenting, apart from measuring).
+
+Each figure is a function of the tables; `draw(name, ...)` writes it as PNG and SVG. Times
+span decades (microsecond dispatches, second-long compiles), so time axes are logarithmic.
+"""
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+
+from blockbench import aggregate, claims
+
+PHASE_ORDER = [
+    "host_to_device",
+    "trace_lower",
+    "compile",
+    "first_call",
+    "dispatch",
+    "steady",
+    "device_to_host",
+]
+VERDICT_COLORS = {claims.REPRODUCED: "tab:green", claims.NOT_REPRODUCED: "tab:red"}
+
+
+def _label(df: pd.DataFrame) -> pd.Series:
+    """Implementation and device model on one line, run label where several runs are shown."""
+    multi = df["run_label"].nunique() > 1
+    suffix = " [" + df["run_label"] + "]" if multi else ""
+    return df["device_label"] + suffix
+
+
+def _empty(ax: plt.Axes, message: str) -> None:
+    ax.text(0.5, 0.5, message, ha="center", va="center", transform=ax.transAxes, wrap=True)
+    ax.set_axis_off()
+
+
+def time_vs_size(df: pd.DataFrame, _: list) -> plt.Figure:
+    st = aggregate.steady(df)
+    st = st.assign(device_run=_label(st))
+    workloads = sorted(st["workload"].unique())
+    fig, axes = plt.subplots(
+        1, max(1, len(workloads)), figsize=(5 * max(1, len(workloads)), 4.2), squeeze=False
+    )
+    for ax, workload in zip(axes[0], workloads, strict=False):
+        d = st[st["workload"] == workload].sort_values("size")
+        impls = sorted(d["impl"].unique())
+        palette = dict(zip(impls, sns.color_palette(n_colors=len(impls)), strict=True))
+        sns.lineplot(
+            d,
+            x="size",
+            y="median_s",
+            hue="impl",
+            style="device_run",
+            markers=True,
+            palette=palette,
+            ax=ax,
+            errorbar=None,
+        )
+        for (impl, _), g in d.groupby(["impl", "device_run"]):
+            band = g.dropna(subset=["ci95_low_s", "ci95_high_s"])
+            ax.fill_between(
+                band["size"],
+                band["ci95_low_s"],
+                band["ci95_high_s"],
+                color=palette[impl],
+                alpha=0.2,
+                lw=0,
+            )
+        ax.set(
+            xscale="log",
+            yscale="log",
+            title=workload,
+            xlabel="size (see config/README.md)",
+            ylabel="steady time per call (s)",
+        )
+        ax.legend(fontsize=7)
+    if not workloads:
+        _empty(axes[0][0], "no steady measurements")
+    return fig
+
+
+def speedup_vs_size(df: pd.DataFrame, _: list) -> plt.Figure:
+    sp = aggregate.speedups(df)
+    sp = sp.assign(device_run=_label(sp))
+    workloads = sorted(sp["workload"].unique())
+    fig, axes = plt.subplots(
+        1, max(1, len(workloads)), figsize=(5 * max(1, len(workloads)), 4.2), squeeze=False
+    )
+    for ax, workload in zip(axes[0], workloads, strict=False):
+        d = sp[sp["workload"] == workload].sort_values("size")
+        sns.lineplot(
+            d,
+            x="size",
+            y="speedup",
+            hue="impl",
+            style="device_run",
+            markers=True,
+            ax=ax,
+            errorbar=None,
+        )
+        ax.axhline(1.0, color="grey", lw=0.8, ls=":")
+        baseline = d["baseline"].iloc[0]
+        ax.set(
+            xscale="log",
+            yscale="log",
+            title=workload,
+            xlabel="size",
+            ylabel=f"speedup over CPU {baseline} (x, >1 is faster)",
+        )
+        ax.legend(fontsize=7)
+    if not workloads:
+        _empty(axes[0][0], "no baseline to compare with")
+    return fig
+
+
+def phases(df: pd.DataFrame, _: list) -> plt.Figure:
+    """Where a user's time goes: transfer, compile, first call, steady, readback."""
+    ok = df[(df["status"] == "ok") & df["phase"].notna()]
+    largest = ok.groupby(["run_label", "workload", "device"])["size"].transform("max")
+    d = ok[ok["size"] == largest].copy()
+    d["implementation"] = d["impl"] + " · " + d["device"] + " · " + d["size"].astype(str)
+    workloads = sorted(d["workload"].unique())
+    fig, axes = plt.subplots(
+        len(workloads) or 1, 1, figsize=(10, 3.2 * max(1, len(workloads))), squeeze=False
+    )
+    for ax, workload in zip(axes[:, 0], workloads, strict=False):
+        g = d[d["workload"] == workload]
+        sns.barplot(
+            g,
+            y="implementation",
+            x="median_s",
+            hue="phase",
+            ax=ax,
+            orient="h",
+            hue_order=[p for p in PHASE_ORDER if p in set(g["phase"])],
+        )
+        ax.set(
+            xscale="log",
+            xlabel="median time (s)",
+            ylabel="",
+            title=f"{workload}: phases at the largest size measured",
+        )
+        ax.legend(fontsize=7, loc="lower right")
+    if not workloads:
+        _empty(axes[0][0], "no measured phases")
+    fig.tight_layout()
+    return fig
+
+
+def dispatch_vs_blocked(df: pd.DataFrame, _: list) -> plt.Figure:
+    """Source A: what an unblocked timer sees, the blocked time, and blocked + readback."""
+    d = df[
+        (df["workload"] == "matmul")
+        & (df["impl"].isin(["jax", "jax_jit"]))
+        & (df["status"] == "ok")
+    ]
+    d = d[d["size"] == (1000 if (d["size"] == 1000).any() else d["size"].max())]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    if d.empty:
+        _empty(ax, "no JAX matmul measured")
+        return fig
+    pivot = d.pivot_table(
+        index=["impl", "device_label", "run_label"], columns="phase", values="median_s"
+    ).reset_index()
+    pivot["readback"] = pivot["steady"] + pivot["device_to_host"]
+    long = pivot.melt(
+        id_vars=["impl", "device_label", "run_label"],
+        value_vars=["dispatch", "steady", "readback"],
+        var_name="what is timed",
+        value_name="seconds",
+    )
+    long["what is timed"] = long["what is timed"].map(
+        {
+            "dispatch": "call returned (unblocked)",
+            "steady": "blocked",
+            "readback": "blocked + np.asarray",
+        }
+    )
+    long["case"] = long["impl"] + " · " + _label(long)
+    sns.barplot(long, x="case", y="seconds", hue="what is timed", ax=ax)
+    ax.set(
+        yscale="log",
+        xlabel="",
+        ylabel="time per call (s)",
+        title=f"dot(x, x.T) at size {int(d['size'].iloc[0])}: what a timer measures",
+    )
+    ax.tick_params(axis="x", labelsize=7)
+    return fig
+
+
+def compile_growth(df: pd.DataFrame, _: list) -> plt.Figure:
+    """Source D: compile time of jit(loop) against the number of scalar updates, fitted."""
+    d = df[(df["workload"] == "stencil") & (df["phase"] == "compile") & (df["status"] == "ok")]
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    if d.empty:
+        _empty(ax, "no stencil compile measured")
+        return fig
+    d = d.assign(series=d["impl"] + " · " + _label(d))
+    sns.scatterplot(d, x="work", y="median_s", hue="series", style="series", ax=ax, s=60)
+    for series, g in d.groupby("series"):
+        if len(g) >= 3:
+            slope, icpt = np.polyfit(np.log(g["work"].astype(float)), np.log(g["median_s"]), 1)
+            xs = np.geomspace(g["work"].min(), g["work"].max(), 50)
+            ax.plot(xs, np.exp(icpt) * xs**slope, lw=1, label=f"{series}: ~ work^{slope:.2f}")
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel="scalar updates in the loop ((rows-2) x columns)",
+        ylabel="XLA compile time (s)",
+        title="Compile time grows with the unrolled loop",
+    )
+    ax.legend(fontsize=7)
+    return fig
+
+
+def claims_figure(df: pd.DataFrame, claim_list: list) -> plt.Figure:
+    """Article ratio against measured ratio; on the diagonal the article is matched exactly."""
+    parts = claims.claim_ratios(df, claim_list)
+    parts = parts[parts["measured"].notna() & parts["article"].notna() & (parts["kind"] == "ratio")]
+    fig, ax = plt.subplots(figsize=(6.5, 6))
+    if parts.empty:
+        _empty(ax, "no claim ratio measured in this run")
+        return fig
+    parts = parts.assign(
+        verdict=parts["outcome"].map({"holds": claims.REPRODUCED, "fails": claims.NOT_REPRODUCED})
+    )
+    sns.scatterplot(
+        parts,
+        x="article",
+        y="measured",
+        hue="verdict",
+        style="run_label",
+        s=80,
+        palette=VERDICT_COLORS,
+        ax=ax,
+    )
+    for r in parts.itertuples():
+        ax.annotate(
+            r.claim_id,
+            (r.article, r.measured),
+            fontsize=7,
+            xytext=(3, 3),
+            textcoords="offset points",
+        )
+    lo = min(parts["article"].min(), parts["measured"].min()) / 2
+    hi = max(parts["article"].max(), parts["measured"].max()) * 2
+    ax.plot([lo, hi], [lo, hi], color="grey", lw=0.8, ls="--", label="measured = article")
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlim=(lo, hi),
+        ylim=(lo, hi),
+        xlabel="article's ratio (x)",
+        ylabel="measured ratio (x)",
+        title="Claims: article vs this pipeline",
+    )
+    ax.legend(fontsize=7)
+    return fig
+
+
+FIGURES: dict[str, Callable[[pd.DataFrame, list], plt.Figure]] = {
+    "time_vs_size": time_vs_size,
+    "speedup_vs_size": speedup_vs_size,
+    "phases": phases,
+    "dispatch_vs_blocked": dispatch_vs_blocked,
+    "compile_growth": compile_growth,
+    "claims": claims_figure,
+}
+NAMES = tuple(FIGURES)
+
+
+def draw(
+    name: str, measurements: str | Path, claims_file: str | Path, outputs: Sequence[str | Path]
+) -> None:
+    sns.set_theme(style="whitegrid", context="paper")
+    df = pd.read_parquet(measurements)
+    fig = FIGURES[name](df, claims.load(claims_file))
+    fig.tight_layout()
+    for out in outputs:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(out, dpi=130)
+    plt.close(fig)

@@ -1,0 +1,52 @@
+"""The workflow's stages as functions: what each Snakemake script calls, testable without it."""
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from blockbench import claims
+from blockbench.aggregate import CELL, measurements, speedups, write_table
+
+READABLE = [
+    *CELL,
+    "device_model",
+    "status",
+    "phase",
+    "median_s",
+    "ci95_low_s",
+    "ci95_high_s",
+    "n",
+    "loops",
+    "converged",
+    "reason",
+]
+
+
+def build_tables(raw: list[str], claims_file: str | Path, out: Any) -> pd.DataFrame:
+    """Measurements (CSV, Parquet, Markdown) and speedups with the ratio every claim needs."""
+    df = measurements(Path(p) for p in raw)
+    write_table(df, Path(out.csv))
+    df.to_parquet(out.parquet, index=False)
+    Path(out.md).write_text(df[READABLE].to_markdown(index=False, floatfmt=".4g") + "\n")
+    ratios = claims.claim_ratios(df, claims.load(claims_file))
+    table = pd.concat(
+        [speedups(df).assign(kind="baseline"), ratios.assign(kind="claim")], ignore_index=True
+    )
+    write_table(table, Path(out.speedups), Path(out.speedups_md))
+    return df
+
+
+def build_claims(
+    measurements_file: str | Path, claims_file: str | Path, csv: str | Path, markdown: str | Path
+) -> pd.DataFrame:
+    """Verdicts as CSV and as the Markdown report."""
+    claim_list = claims.load(claims_file)
+    table = claims.evaluate(pd.read_parquet(measurements_file), claim_list)
+    write_table(table, Path(csv))
+    Path(markdown).write_text(claims.to_markdown(table, claim_list))
+    for r in table.itertuples():
+        print(
+            f"{r.run_label} {r.claim_id}: {r.verdict} (measured {r.measured}, article {r.article})"
+        )
+    return table

@@ -1,0 +1,18 @@
+# Verdict per claim and run: reproduced, not_reproduced or not_run (with the reason).
+
+
+rule claims:
+    input:
+        measurements="results/tables/measurements.parquet",
+        claims=config["claims"],
+    output:
+        csv=report(
+            "results/claims.csv", caption="../report/claims_table.rst", category="Claims"
+        ),
+        md="results/claims.md",
+    log:
+        "logs/claims.log",
+    conda:
+        ENV
+    script:
+        "../scripts/claims.py"

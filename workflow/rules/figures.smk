@@ -1,0 +1,22 @@
+# One job per figure, from the measurements table; each with a caption for the report.
+
+
+rule figure:
+    input:
+        "results/tables/measurements.parquet",
+        claims=config["claims"],
+    output:
+        png=report(
+            "results/figures/{name}.png",
+            caption="../report/{name}.rst",
+            category="Figures",
+        ),
+        svg="results/figures/{name}.svg",
+    log:
+        "logs/figures/{name}.log",
+    wildcard_constraints:
+        name="|".join(figures.NAMES),
+    conda:
+        ENV
+    script:
+        "../scripts/figure.py"

@@ -1,0 +1,25 @@
+# One job per grid cell. `measure_host` is a global resource limited to 1 by the default
+# profile, and scripts/measure.py also takes a host-wide lock, so no two measurements ever
+# share a host's cores or its GPU, whatever --cores says.
+
+
+rule measure:
+    output:
+        "results/raw/{run_label}/{device}/{workload}/{impl}/{size}.json",
+    log:
+        "logs/measure/{run_label}/{device}/{workload}/{impl}/{size}.log",
+    wildcard_constraints:
+        device="cpu|gpu|tpu",
+        size=r"\d+",
+    params:
+        sampling=config["sampling"],
+        budget_s=config["budget_s"],
+        seed=config["seed"],
+        matmul_precision=config["matmul_precision"],
+    resources:
+        measure_host=1,
+        runtime=lambda wc, attempt: max(10, int(config["budget_s"] / 60) + 5),
+    conda:
+        ENV
+    script:
+        "../scripts/measure.py"

@@ -1,0 +1,28 @@
+# All raw JSON (this run and merged runs) into pandas tables, CSV/Parquet/Markdown.
+
+
+rule tables:
+    input:
+        raw=RAW,
+        merged=MERGED,
+        claims=config["claims"],
+    output:
+        csv=report(
+            "results/tables/measurements.csv",
+            caption="../report/measurements.rst",
+            category="Tables",
+        ),
+        parquet="results/tables/measurements.parquet",
+        md="results/tables/measurements.md",
+        speedups=report(
+            "results/tables/speedups.csv",
+            caption="../report/speedups.rst",
+            category="Tables",
+        ),
+        speedups_md="results/tables/speedups.md",
+    log:
+        "logs/tables.log",
+    conda:
+        ENV
+    script:
+        "../scripts/tables.py"
