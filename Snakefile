@@ -22,8 +22,8 @@ include: "workflow/rules/claims.smk"
 
 
 rule all:
+    default_target: True
     input:
         TABLES,
         FIGURES,
         CLAIMS,
-    default_target: True

@@ -30,7 +30,7 @@ def resolve_device(name: str) -> Any:
         return jax.devices(name)[0]
     except RuntimeError as exc:
         seen = ", ".join(provenance.describe_device(d) for d in jax.devices())
-        raise Unavailable(f"no {name} device: JAX sees only {seen} ({exc})") from exc
+        raise Unavailable(f"no {name} device: JAX sees only {seen}") from exc
 
 
 def classify(exc: BaseException) -> str:

@@ -185,7 +185,7 @@ def eval_trend(view: RunView, part: dict[str, Any]) -> PartResult:
     terms = _terms(part["num"]) + _terms(part["den"])
     sizes = sorted(set.intersection(*(view.sizes_ok(t) for t in terms)))
     if len(sizes) < 3:
-        raise Missing(f"needs 3 common sizes, has {sizes}: " + view.why_missing(terms[0]))
+        raise Missing(f"needs 3 sizes where every term measured fine, has {sizes}")
     ratios = [ratio_at(view, part, s)[0] for s in sizes]
     models = ratio_at(view, part, sizes[-1])[1]
     rho = float(sps.spearmanr(sizes, ratios).statistic)
@@ -218,7 +218,12 @@ def eval_growth(view: RunView, part: dict[str, Any]) -> PartResult:
         & (view.df["status"] == "ok")
     ]
     if len(rows) < 3:
-        raise Missing(f"needs 3 sizes, has {len(rows)}: " + view.why_missing(term))
+        if rows.empty:
+            raise Missing(view.why_missing(term))
+        raise Missing(
+            f"needs 3 sizes of {term['workload']}/{term['impl']} {term['phase']}, "
+            f"has {sorted(rows['size'].tolist())}"
+        )
     fit = sps.linregress(np.log(rows["work"].astype(float)), np.log(rows["median_s"]))
     detail = (
         f"{term['phase']} time ~ work^{fit.slope:.2f} over sizes "

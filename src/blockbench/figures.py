@@ -26,7 +26,7 @@ PHASE_ORDER = [
     "steady",
     "device_to_host",
 ]
-VERDICT_COLORS = {claims.REPRODUCED: "tab:green", claims.NOT_REPRODUCED: "tab:red"}
+RULE_COLORS = {"holds": "tab:green", "fails": "tab:red"}
 
 
 def _label(df: pd.DataFrame) -> pd.Series:
@@ -228,17 +228,15 @@ def claims_figure(df: pd.DataFrame, claim_list: list) -> plt.Figure:
     if parts.empty:
         _empty(ax, "no claim ratio measured in this run")
         return fig
-    parts = parts.assign(
-        verdict=parts["outcome"].map({"holds": claims.REPRODUCED, "fails": claims.NOT_REPRODUCED})
-    )
+    parts = parts.rename(columns={"outcome": "claim's rule"})
     sns.scatterplot(
         parts,
         x="article",
         y="measured",
-        hue="verdict",
+        hue="claim's rule",
         style="run_label",
         s=80,
-        palette=VERDICT_COLORS,
+        palette=RULE_COLORS,
         ax=ax,
     )
     for r in parts.itertuples():

@@ -28,6 +28,13 @@ class Cell:
         return f"results/raw/{run_label}/{self.device}/{self.workload}/{self.impl}/{self.size}.json"
 
 
+def _check_size(workload: str, key: str, size: int) -> None:
+    try:
+        WORKLOADS[workload].validate_size(size)
+    except ValueError as exc:
+        raise ConfigError(f"config key workloads.{workload}.{key}: {size}: {exc}") from exc
+
+
 def check(config: dict[str, Any]) -> None:
     """Raise ConfigError for the first value the registry or the file system rejects."""
     for name, spec in config["workloads"].items():
@@ -40,16 +47,15 @@ def check(config: dict[str, Any]) -> None:
                 )
         for key in ("sizes", "accelerator_sizes"):
             for size in spec.get(key, []):
-                try:
-                    WORKLOADS[name].validate_size(size)
-                except ValueError as exc:
-                    raise ConfigError(f"config key workloads.{name}.{key}: {size}: {exc}") from exc
-        for impl in spec.get("max_size", {}):
+                _check_size(name, key, size)
+        for impl, sizes in spec.get("impl_sizes", {}).items():
             if impl not in spec["impls"]:
                 raise ConfigError(
-                    f"config key workloads.{name}.max_size: {impl!r} is not in "
+                    f"config key workloads.{name}.impl_sizes: {impl!r} is not in "
                     f"workloads.{name}.impls"
                 )
+            for size in sizes:
+                _check_size(name, f"impl_sizes.{impl}", size)
     for i, run in enumerate(config.get("merge", [])):
         if not Path(run).is_dir():
             raise ConfigError(f"config key merge[{i}]: {run!r} is not a directory")
@@ -71,9 +77,8 @@ def cells(config: dict[str, Any]) -> list[Cell]:
             for impl in spec["impls"]:
                 if device not in registry[impl].devices:
                     continue
-                sizes = set(spec["sizes"])
+                sizes = set(spec.get("impl_sizes", {}).get(impl, spec["sizes"]))
                 if with_accelerator and (device in ACCELERATORS or impl == baseline):
                     sizes |= set(spec.get("accelerator_sizes", []))
-                cap = spec.get("max_size", {}).get(impl)
-                out |= {Cell(device, name, impl, s) for s in sizes if cap is None or s <= cap}
+                out |= {Cell(device, name, impl, s) for s in sizes}
     return sorted(out)

@@ -7,7 +7,9 @@ rule claims:
         claims=config["claims"],
     output:
         csv=report(
-            "results/claims.csv", caption="../report/claims_table.rst", category="Claims"
+            "results/claims.csv",
+            caption="../report/claims_table.rst",
+            category="Claims",
         ),
         md="results/claims.md",
     log:

@@ -18,8 +18,6 @@ TABLES = expand(
     name=["measurements", "speedups"],
     ext=["csv", "md"],
 ) + ["results/tables/measurements.parquet"]
-FIGURES = expand(
-    "results/figures/{name}.{ext}", name=figures.NAMES, ext=["png", "svg"]
-)
+FIGURES = expand("results/figures/{name}.{ext}", name=figures.NAMES, ext=["png", "svg"])
 CLAIMS = ["results/claims.csv", "results/claims.md"]
 ENV = "../../environment.yml"

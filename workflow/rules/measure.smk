@@ -11,15 +11,15 @@ rule measure:
     wildcard_constraints:
         device="cpu|gpu|tpu",
         size=r"\d+",
+    conda:
+        ENV
+    resources:
+        measure_host=1,
+        runtime=lambda wc, attempt: max(10, int(config["budget_s"] / 60) + 5),
     params:
         sampling=config["sampling"],
         budget_s=config["budget_s"],
         seed=config["seed"],
         matmul_precision=config["matmul_precision"],
-    resources:
-        measure_host=1,
-        runtime=lambda wc, attempt: max(10, int(config["budget_s"] / 60) + 5),
-    conda:
-        ENV
     script:
         "../scripts/measure.py"

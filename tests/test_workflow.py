@@ -1,0 +1,202 @@
+"""The Snakemake workflow: config validation, lint, and a tiny grid end to end."""
+
+import itertools
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from blockbench import claims, figures, grid
+
+ROOT = Path(__file__).resolve().parents[1]
+SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+TINY = {
+    "run_label": "tiny",
+    "devices": ["cpu", "gpu"],
+    "workloads": {
+        "matmul": {
+            "impls": ["numpy", "jax_numpy_input", "jax", "jax_jit"],
+            "sizes": [64],
+            "accelerator_sizes": [],
+            "impl_sizes": {"numpy": [16, 64], "jax_jit": [16, 64]},
+        },
+        "selu": {"impls": ["numpy", "jax", "jax_jit"], "sizes": [1000], "accelerator_sizes": []},
+        "stencil": {
+            "impls": ["loop", "convolve", "scan", "loop_jit", "convolve_jit", "scan_jit"],
+            "sizes": [4],
+            "impl_sizes": {"loop_jit": [4, 6, 8]},
+        },
+        "grad_logistic": {"impls": ["grad", "grad_jit"], "sizes": [100]},
+    },
+    "sampling": {"min_samples": 3, "min_time_s": 0.0, "max_time_s": 0.05},
+    "budget_s": 120,
+}
+
+
+def snakemake(cwd: Path, *args: str, timeout: int = 900) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [*SNAKEMAKE, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def workflow_copy(tmp_path: Path, config: dict | None = None) -> Path:
+    """The workflow in a scratch directory, so tests never touch the checkout's results/."""
+    for name in ("workflow", "config", "profiles"):
+        shutil.copytree(ROOT / name, tmp_path / name)
+    shutil.copy(ROOT / "Snakefile", tmp_path)
+    shutil.copy(ROOT / "environment.yml", tmp_path)
+    if config is not None:
+        (tmp_path / "tiny.yaml").write_text(yaml.safe_dump(config))
+    return tmp_path
+
+
+def test_default_config_passes_schema_and_dry_run(tmp_path):
+    wf = workflow_copy(tmp_path)
+    run = snakemake(wf, "-n", "--cores", "4")
+    assert run.returncode == 0, run.stderr
+    assert "measure" in run.stdout and "claims" in run.stdout
+
+
+def test_lint_is_clean_and_every_rule_has_a_log(tmp_path):
+    run = snakemake(workflow_copy(tmp_path), "--lint")
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+@pytest.mark.parametrize(
+    ("override", "named"),
+    [
+        ({"devices": ["cpu", "xpu"]}, ["'xpu' is not one of", "devices"]),
+        ({"sampling": {"target_rel_ci": 2}}, ["2 is greater than or equal", "target_rel_ci"]),
+        (
+            {"workloads": {"stencil": {"impls": ["scan"], "sizes": [7]}}},
+            ["workloads.stencil.sizes: 7", "even"],
+        ),
+        (
+            {"workloads": {"selu": {"impls": ["numba"], "sizes": [10]}}},
+            ["workloads.selu.impls", "'numba'"],
+        ),
+        ({"run_label": "a b"}, ["'a b' does not match", "run_label"]),
+        ({"merge": ["no/such/run"]}, ["merge[0]", "no/such/run"]),
+    ],
+)
+def test_invalid_config_fails_before_any_job_naming_key_and_value(tmp_path, override, named):
+    wf = workflow_copy(tmp_path)
+    (wf / "bad.yaml").write_text(yaml.safe_dump(override))
+    run = snakemake(wf, "--cores", "1", "--configfile", "bad.yaml")
+    assert run.returncode != 0
+    for words in named:
+        assert words in run.stdout + run.stderr, (words, run.stderr[-2000:])
+    assert not (wf / "results").exists()
+
+
+def test_grid_adds_the_articles_sizes_only_with_an_accelerator():
+    config = {
+        "devices": ["cpu"],
+        "workloads": {
+            "matmul": {"impls": ["numpy", "jax"], "sizes": [100], "accelerator_sizes": [5000]}
+        },
+    }
+    assert {c.size for c in grid.cells(config)} == {100}
+    cells = grid.cells({**config, "devices": ["cpu", "gpu"]})
+    assert grid.Cell("cpu", "matmul", "numpy", 5000) in cells  # the baseline
+    assert grid.Cell("gpu", "matmul", "jax", 5000) in cells
+    assert grid.Cell("cpu", "matmul", "jax", 5000) not in cells
+    assert not any(c.device == "gpu" and c.impl == "numpy" for c in cells)
+
+
+def test_default_profile_limits_measurements_to_one_per_host():
+    profile = yaml.safe_load((ROOT / "profiles/default/config.yaml").read_text())
+    assert profile["resources"]["measure_host"] == 1
+    assert "measure_host=1" in (ROOT / "workflow/rules/measure.smk").read_text()
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    """The tiny grid, every workload and implementation, CPU and (absent) GPU, --cores 4."""
+    wf = workflow_copy(tmp_path_factory.mktemp("tiny"), TINY)
+    env_lock = {"BLOCKBENCH_LOCK": str(wf / "measure.lock")}
+    run = subprocess.run(
+        [*SNAKEMAKE, "--cores", "4", "--configfile", "tiny.yaml"],
+        cwd=wf,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        env={**os.environ, **env_lock},
+    )
+    assert run.returncode == 0, run.stderr[-4000:]
+    return wf
+
+
+@pytest.mark.slow
+def test_tiny_grid_produces_every_table_figure_and_claim(tiny_run):
+    wf = tiny_run
+    for name in (
+        "measurements.csv",
+        "measurements.parquet",
+        "measurements.md",
+        "speedups.csv",
+        "speedups.md",
+    ):
+        assert (wf / "results/tables" / name).stat().st_size > 0
+    for name in figures.NAMES:
+        for ext in ("png", "svg"):
+            assert (wf / f"results/figures/{name}.{ext}").stat().st_size > 1000
+    table = pd.read_csv(wf / "results/claims.csv")
+    ids = [c["id"] for c in claims.load(ROOT / "config/claims.yaml")]
+    assert sorted(table["claim_id"]) == sorted(ids)
+    assert set(table["verdict"]) <= {"reproduced", "not_reproduced", "not_run"}
+    for column in ("claim_id", "verdict", "measured", "article", "device", "note"):
+        assert column in table.columns
+    assert "D2" in (wf / "results/claims.md").read_text()
+
+
+@pytest.mark.slow
+def test_tiny_grid_measurements_never_overlap(tiny_run):
+    records = [json.loads(p.read_text()) for p in (tiny_run / "results/raw").rglob("*.json")]
+    assert len(records) == len(grid.cells(TINY))
+    spans = sorted((r["started_at"], r["finished_at"]) for r in records)
+    for (_, end), (start, _) in itertools.pairwise(spans):
+        assert start >= end, "two measurements ran at the same time"
+
+
+@pytest.mark.slow
+def test_absent_gpu_cells_are_unavailable_and_gpu_claims_not_run(tiny_run):
+    df = pd.read_csv(tiny_run / "results/tables/measurements.csv")
+    gpu = df[df["device"] == "gpu"]
+    assert not gpu.empty and set(gpu["status"]) == {"unavailable"}
+    assert gpu["reason"].str.contains("no gpu device: JAX sees only cpu").all()
+    verdicts = pd.read_csv(tiny_run / "results/claims.csv").set_index("claim_id")
+    for claim_id in ("B1", "B2", "C2", "C3"):
+        assert verdicts.loc[claim_id, "verdict"] == "not_run"
+        assert "no gpu device" in verdicts.loc[claim_id, "note"]
+    assert verdicts.loc["C4", "verdict"] == "not_run"
+    assert verdicts.loc["C7", "verdict"] == "reproduced"
+    assert verdicts.loc["D2", "verdict"] == "reproduced"
+
+
+@pytest.mark.slow
+def test_report_renders_figures_tables_and_claims(tiny_run):
+    run = snakemake(tiny_run, "--configfile", "tiny.yaml", "--report", "results/report.html")
+    assert run.returncode == 0, run.stderr[-3000:]
+    html = (tiny_run / "results/report.html").read_text(errors="replace")
+    for name in ("claims.csv", "speedups.csv", "time_vs_size.png", "compile_growth.png"):
+        assert name in html
+
+
+@pytest.mark.slow
+def test_an_interrupted_run_resumes_with_only_the_missing_cells(tiny_run):
+    assert "Nothing to be done" in snakemake(tiny_run, "-n", "--configfile", "tiny.yaml").stdout
+    (tiny_run / "results/raw/tiny/cpu/selu/jax/1000.json").unlink()
+    dry = snakemake(tiny_run, "-n", "--configfile", "tiny.yaml").stdout
+    counts = dict(
+        line.split()[:2]
+        for line in dry.splitlines()
+        if line.split()[:1] in (["measure"], ["total"])
+    )
+    assert counts["measure"] == "1"
