@@ -8,7 +8,7 @@ rule figure:
     output:
         png=report(
             "results/figures/{name}.png",
-            caption="../report/{name}.rst",
+            caption="../report/figure.rst",
             category="Figures",
         ),
         svg="results/figures/{name}.svg",
