@@ -21,6 +21,14 @@ include: "workflow/rules/figures.smk"
 include: "workflow/rules/claims.smk"
 
 
+# On a cluster, only measurements are submitted; the rest runs on the submit host.
+localrules:
+    all,
+    tables,
+    figure,
+    claims,
+
+
 rule all:
     default_target: True
     input:

@@ -11,61 +11,18 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from tiny import TINY, workflow_copy
 
 from blockbench import claims, figures, grid
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
-# Every key of every workload is given: a --configfile merges into config/config.yaml
-# (dictionaries merge key by key), so nothing of the default grid may leak in.
-TINY = {
-    "run_label": "tiny",
-    "devices": ["cpu", "gpu"],
-    "workloads": {
-        "matmul": {
-            "impls": ["numpy", "jax_numpy_input", "jax", "jax_jit"],
-            "sizes": [64],
-            "accelerator_sizes": [],
-            "impl_sizes": {
-                "numpy": [16, 32, 64],
-                "jax_jit": [16, 32, 64],
-                "jax": [64],
-                "jax_numpy_input": [64],
-            },
-        },
-        "selu": {
-            "impls": ["numpy", "jax", "jax_jit"],
-            "sizes": [1000],
-            "accelerator_sizes": [],
-            "impl_sizes": {"jax": [1000]},
-        },
-        "stencil": {
-            "impls": ["loop", "convolve", "scan", "loop_jit", "convolve_jit", "scan_jit"],
-            "sizes": [4],
-            "impl_sizes": {"loop_jit": [4, 6, 8]},
-        },
-        "grad_logistic": {"impls": ["grad", "grad_jit"], "sizes": [100]},
-    },
-    "sampling": {"min_samples": 3, "min_time_s": 0.0, "max_time_s": 0.05},
-    "budget_s": 120,
-}
 
 
 def snakemake(cwd: Path, *args: str, timeout: int = 900) -> subprocess.CompletedProcess:
     return subprocess.run(
         [*SNAKEMAKE, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout
     )
-
-
-def workflow_copy(tmp_path: Path, config: dict | None = None) -> Path:
-    """The workflow in a scratch directory, so tests never touch the checkout's results/."""
-    for name in ("workflow", "config", "profiles"):
-        shutil.copytree(ROOT / name, tmp_path / name)
-    shutil.copy(ROOT / "Snakefile", tmp_path)
-    shutil.copy(ROOT / "environment.yml", tmp_path)
-    if config is not None:
-        (tmp_path / "tiny.yaml").write_text(yaml.safe_dump(config))
-    return tmp_path
 
 
 def test_default_config_passes_schema_and_dry_run(tmp_path):
@@ -86,12 +43,12 @@ def test_lint_is_clean_and_every_rule_has_a_log(tmp_path):
         ({"devices": ["cpu", "xpu"]}, ["'xpu' is not one of", "devices"]),
         ({"sampling": {"target_rel_ci": 2}}, ["2 is greater than or equal", "target_rel_ci"]),
         (
-            {"workloads": {"stencil": {"impls": ["scan"], "sizes": [7]}}},
-            ["workloads.stencil.sizes: 7", "even"],
+            {"workloads": [{"name": "stencil", "impls": ["scan"], "sizes": [7]}]},
+            ["workloads[0] (stencil).sizes: 7", "even"],
         ),
         (
-            {"workloads": {"selu": {"impls": ["numba"], "sizes": [10]}}},
-            ["workloads.selu.impls", "'numba'"],
+            {"workloads": [{"name": "selu", "impls": ["numba"], "sizes": [10]}]},
+            ["workloads[0] (selu).impls", "'numba'"],
         ),
         ({"run_label": "a b"}, ["'a b' does not match", "run_label"]),
         ({"merge": ["no/such/run"]}, ["merge[0]", "no/such/run"]),
@@ -110,9 +67,14 @@ def test_invalid_config_fails_before_any_job_naming_key_and_value(tmp_path, over
 def test_grid_adds_the_articles_sizes_only_with_an_accelerator():
     config = {
         "devices": ["cpu"],
-        "workloads": {
-            "matmul": {"impls": ["numpy", "jax"], "sizes": [100], "accelerator_sizes": [5000]}
-        },
+        "workloads": [
+            {
+                "name": "matmul",
+                "impls": ["numpy", "jax"],
+                "sizes": [100],
+                "accelerator_sizes": [5000],
+            }
+        ],
     }
     assert {c.size for c in grid.cells(config)} == {100}
     cells = grid.cells({**config, "devices": ["cpu", "gpu"]})
@@ -120,6 +82,25 @@ def test_grid_adds_the_articles_sizes_only_with_an_accelerator():
     assert grid.Cell("gpu", "matmul", "jax", 5000) in cells
     assert grid.Cell("cpu", "matmul", "jax", 5000) not in cells
     assert not any(c.device == "gpu" and c.impl == "numpy" for c in cells)
+
+
+def test_a_users_workloads_replace_the_default_grid(tmp_path):
+    wf = workflow_copy(
+        tmp_path, {"workloads": [{"name": "selu", "impls": ["numpy"], "sizes": [10]}]}
+    )
+    dry = snakemake(wf, "-n", "--configfile", "tiny.yaml").stdout
+    counts = dict(line.split()[:2] for line in dry.splitlines() if line.startswith("measure"))
+    assert counts == {"measure": "1"}
+
+
+def test_impl_sizes_must_name_a_listed_implementation():
+    config = {
+        "workloads": [
+            {"name": "selu", "impls": ["numpy"], "sizes": [10], "impl_sizes": {"jax": [10]}}
+        ]
+    }
+    with pytest.raises(grid.ConfigError, match=r"workloads\[0\] \(selu\).impl_sizes"):
+        grid.check(config)
 
 
 def test_default_profile_limits_measurements_to_one_per_host():

@@ -28,34 +28,37 @@ class Cell:
         return f"results/raw/{run_label}/{self.device}/{self.workload}/{self.impl}/{self.size}.json"
 
 
-def _check_size(workload: str, key: str, size: int) -> None:
+def _check_size(where: str, workload: str, size: int) -> None:
     try:
         WORKLOADS[workload].validate_size(size)
     except ValueError as exc:
-        raise ConfigError(f"config key workloads.{workload}.{key}: {size}: {exc}") from exc
+        raise ConfigError(f"config key {where}: {size}: {exc}") from exc
 
 
 def check(config: dict[str, Any]) -> None:
     """Raise ConfigError for the first value the registry or the file system rejects."""
-    for name, spec in config["workloads"].items():
+    seen: set[str] = set()
+    for i, spec in enumerate(config["workloads"]):
+        name = spec["name"]
+        key = f"workloads[{i}] ({name})"
+        if name in seen:
+            raise ConfigError(f"config key {key}.name: {name!r} appears twice")
+        seen.add(name)
         known = impls_of(name)
         for impl in spec["impls"]:
             if impl not in known:
                 raise ConfigError(
-                    f"config key workloads.{name}.impls: unknown implementation {impl!r} "
+                    f"config key {key}.impls: unknown implementation {impl!r} "
                     f"(known: {', '.join(known)})"
                 )
-        for key in ("sizes", "accelerator_sizes"):
-            for size in spec.get(key, []):
-                _check_size(name, key, size)
+        for sizes_key in ("sizes", "accelerator_sizes"):
+            for size in spec.get(sizes_key, []):
+                _check_size(f"{key}.{sizes_key}", name, size)
         for impl, sizes in spec.get("impl_sizes", {}).items():
             if impl not in spec["impls"]:
-                raise ConfigError(
-                    f"config key workloads.{name}.impl_sizes: {impl!r} is not in "
-                    f"workloads.{name}.impls"
-                )
+                raise ConfigError(f"config key {key}.impl_sizes: {impl!r} is not in {key}.impls")
             for size in sizes:
-                _check_size(name, f"impl_sizes.{impl}", size)
+                _check_size(f"{key}.impl_sizes.{impl}", name, size)
     for i, run in enumerate(config.get("merge", [])):
         if not Path(run).is_dir():
             raise ConfigError(f"config key merge[{i}]: {run!r} is not a directory")
@@ -70,7 +73,8 @@ def cells(config: dict[str, Any]) -> list[Cell]:
     devices = config["devices"]
     with_accelerator = any(d in ACCELERATORS for d in devices)
     out: set[Cell] = set()
-    for name, spec in config["workloads"].items():
+    for spec in config["workloads"]:
+        name = spec["name"]
         registry = impls_of(name)
         baseline = WORKLOADS[name].baseline
         for device in devices:

@@ -21,3 +21,8 @@ TABLES = expand(
 FIGURES = expand("results/figures/{name}.{ext}", name=figures.NAMES, ext=["png", "svg"])
 CLAIMS = ["results/claims.csv", "results/claims.md"]
 ENV = "../../environment.yml"
+
+
+def slurm_extra(device):
+    """CPU cells may ask for a whole node: a noisy neighbour ruins a CPU timing."""
+    return "--exclusive" if device == "cpu" and config["cluster"]["exclusive_cpu"] else ""

@@ -1,0 +1,171 @@
+"""A real single-node SLURM cluster for tests: munge, slurmctld and slurmd from Debian.
+
+Configured in a temporary directory, with a GPU generic resource that has no hardware behind
+it (so GPU jobs schedule and JAX inside finds no GPU). Every daemon started here is stopped
+by its PID. Facts behind each setting: ../shared/SLURM.md.
+"""
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+PACKAGES = ["munge", "slurmctld", "slurmd", "slurm-client"]
+BINARIES = ["munged", "slurmctld", "slurmd", "sbatch", "squeue", "sinfo"]
+ETC = Path("/etc/slurm")
+FAKE_CPUS = 8
+FAKE_GPUS = 4  # generic resources with no hardware behind them
+
+
+class Unavailable(Exception):
+    """SLURM could not be installed or started on this machine."""
+
+
+def ensure_installed() -> None:
+    if all(shutil.which(b) or Path("/usr/sbin", b).exists() for b in BINARIES):
+        return
+    if os.geteuid() != 0 or not shutil.which("apt-get"):
+        raise Unavailable("SLURM is not installed and apt-get as root is not available")
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for cmd in (
+        ["apt-get", "update", "-qq"],
+        ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *PACKAGES],
+    ):
+        run = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+        if run.returncode != 0:
+            raise Unavailable(f"{' '.join(cmd)} failed: {run.stderr[-500:]}")
+
+
+def node_line() -> str:
+    """The CPU layout and memory slurmd detects, as a NodeName line."""
+    out = subprocess.run(["slurmd", "-C"], capture_output=True, text=True, check=True).stdout
+    fields = out.splitlines()[0].split()
+    keep = [
+        f
+        for f in fields[1:]
+        if f.split("=")[0]
+        in ("CPUs", "Boards", "SocketsPerBoard", "CoresPerSocket", "ThreadsPerCore", "RealMemory")
+    ]
+    return " ".join(keep)
+
+
+def write_config(state: Path, node: str) -> Path:
+    """slurmctld runs as user slurm: its state and log directories must be reachable."""
+    state.chmod(0o755)
+    for sub in ("spool", "slurmd", "log"):
+        (state / sub).mkdir(parents=True, exist_ok=True)
+    for sub in ("spool", "log"):
+        shutil.chown(state / sub, "slurm", "slurm")
+    conf = state / "slurm.conf"
+    conf.write_text(f"""\
+ClusterName=blockbench-test
+SlurmctldHost={node}(127.0.0.1)
+AuthType=auth/munge
+CredType=cred/munge
+SlurmUser=slurm
+SlurmdUser=root
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core_Memory
+DefMemPerCPU=500
+MpiDefault=none
+MailProg=/bin/true
+ReturnToService=2
+MinJobAge=300
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/filetxt
+JobCompLoc={state}/log/jobcomp.txt
+StateSaveLocation={state}/spool
+SlurmdSpoolDir={state}/slurmd
+SlurmctldPidFile={state}/slurmctld.pid
+SlurmdPidFile={state}/slurmd.pid
+SlurmctldLogFile={state}/log/slurmctld.log
+SlurmdLogFile={state}/log/slurmd.log
+GresTypes=gpu
+SlurmdParameters=config_overrides
+NodeName={node} NodeAddr=127.0.0.1 {node_line()} Gres=gpu:{FAKE_GPUS} State=UNKNOWN
+PartitionName=debug Nodes={node} Default=YES MaxTime=INFINITE State=UP
+""")
+    lines = ["AutoDetect=off"]
+    for i in range(FAKE_GPUS):
+        (state / f"fake-gpu{i}").touch()
+        lines.append(f"NodeName={node} Name=gpu File={state}/fake-gpu{i}")
+    (state / "gres.conf").write_text("\n".join(lines) + "\n")
+    return conf
+
+
+@contextmanager
+def linked_into_etc(state: Path) -> Iterator[None]:
+    """The plugin's job step loses SLURM_CONF, so the config must be at /etc/slurm."""
+    ETC.mkdir(parents=True, exist_ok=True)
+    moved = []
+    for name in ("slurm.conf", "gres.conf"):
+        target = ETC / name
+        if target.exists() or target.is_symlink():
+            backup = target.with_name(name + ".blockbench-backup")
+            target.rename(backup)
+            moved.append((backup, target))
+        target.symlink_to(state / name)
+    try:
+        yield
+    finally:
+        for name in ("slurm.conf", "gres.conf"):
+            (ETC / name).unlink(missing_ok=True)
+        for backup, target in moved:
+            backup.rename(target)
+
+
+def stop(procs: list[subprocess.Popen]) -> None:
+    for proc in reversed(procs):
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+    for proc in reversed(procs):
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def wait_idle(timeout: float = 60) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        state = subprocess.run(["sinfo", "-h", "-o", "%T"], capture_output=True, text=True)
+        if state.stdout.strip() == "idle":
+            return
+        time.sleep(0.5)
+    raise Unavailable(f"the node never became idle (sinfo: {state.stdout.strip()!r})")
+
+
+@contextmanager
+def cluster(state: Path) -> Iterator[list[subprocess.Popen]]:
+    """Yield the started daemons; on exit stop each by PID and restore /etc/slurm."""
+    ensure_installed()
+    node = socket.gethostname().split(".")[0]
+    write_config(state, node)
+    Path("/run/munge").mkdir(parents=True, exist_ok=True)
+    shutil.chown("/run/munge", "munge", "munge")
+    procs: list[subprocess.Popen] = []
+    log = (state / "log" / "daemons.txt").open("w")
+    with linked_into_etc(state):
+        try:
+            procs.append(
+                subprocess.Popen(
+                    ["/usr/sbin/munged", "-F", "--force"], user="munge", stdout=log, stderr=log
+                )
+            )
+            time.sleep(0.5)
+            procs.append(subprocess.Popen(["slurmctld", "-D", "-i"], stdout=log, stderr=log))
+            procs.append(subprocess.Popen(["slurmd", "-D"], stdout=log, stderr=log))
+            wait_idle()
+            yield procs
+        finally:
+            stop(procs)
+            log.close()
