@@ -124,11 +124,10 @@ def test_gpu_cells_requested_a_gpu_and_came_back_unavailable(slurm_run):
         assert r["status"] == "unavailable"
         assert "no gpu device: JAX sees only cpu:0" in r["reason"]
         slurm = r["provenance"]["slurm"]
-        # the GPU that SLURM granted (a GRES with no hardware behind it)
-        assert slurm["job_id"].isdigit()
-        assert slurm.get("gpus") == "1" or slurm.get("job_gpus") == "0", slurm
+        # the GPU that SLURM granted (a generic resource with no hardware behind it)
+        assert slurm["job_id"].isdigit() and slurm.get("gpus_on_node") == "1", slurm
     cpu = [r for r in records(slurm_run["wf"]) if r["cell"]["device"] == "cpu"]
-    assert not any(r["provenance"]["slurm"].get("gpus") for r in cpu)  # only GPU cells ask
+    assert not any(r["provenance"]["slurm"].get("gpus_on_node") for r in cpu)  # only GPU cells
 
 
 @pytest.mark.slurm
