@@ -25,4 +25,6 @@ ENV = "../../environment.yml"
 
 def slurm_extra(device):
     """CPU cells may ask for a whole node: a noisy neighbour ruins a CPU timing."""
-    return "--exclusive" if device == "cpu" and config["cluster"]["exclusive_cpu"] else ""
+    return (
+        "--exclusive" if device == "cpu" and config["cluster"]["exclusive_cpu"] else ""
+    )

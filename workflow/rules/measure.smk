@@ -11,17 +11,19 @@ rule measure:
     wildcard_constraints:
         device="cpu|gpu|tpu",
         size=r"\d+",
+    group:
+        # only used by cluster executors: small CPU cells share one submission, run in turn
+        lambda wc: "measure_cpu" if wc.device == "cpu" else None
     conda:
         ENV
     resources:
         measure_host=1,
         runtime=max(10, int(config["budget_s"] / 60) + 5),
         gpu=lambda wc: int(wc.device == "gpu"),
-        gpu_model=lambda wc: config["cluster"]["gpu_model"] if wc.device == "gpu" else "",
+        gpu_model=lambda wc: (
+            config["cluster"]["gpu_model"] if wc.device == "gpu" else ""
+        ),
         slurm_extra=lambda wc: slurm_extra(wc.device),
-    group:
-        # only used by cluster executors: small CPU cells share one submission, run in turn
-        lambda wc: "measure_cpu" if wc.device == "cpu" else None
     params:
         sampling=config["sampling"],
         budget_s=config["budget_s"],
