@@ -41,21 +41,27 @@ def _empty(ax: plt.Axes, message: str) -> None:
     ax.set_axis_off()
 
 
-def time_vs_size(df: pd.DataFrame, _: list) -> plt.Figure:
-    st = aggregate.steady(df)
-    st = st.assign(device_run=_label(st))
-    workloads = sorted(st["workload"].unique())
-    fig, axes = plt.subplots(
-        1, max(1, len(workloads)), figsize=(5 * max(1, len(workloads)), 4.2), squeeze=False
-    )
+def _lines_per_workload(
+    data: pd.DataFrame,
+    y: str,
+    ylabel: Callable[[pd.DataFrame], str],
+    empty: str,
+    extra: Callable[[plt.Axes, pd.DataFrame, dict], None],
+) -> plt.Figure:
+    """One log-log panel per workload: y against size, colour = implementation, line style
+    = device (and run); `extra` adds what a figure needs on top (CI bands, a reference)."""
+    data = data.assign(device_run=_label(data))
+    workloads = sorted(data["workload"].unique())
+    n = max(1, len(workloads))
+    fig, axes = plt.subplots(1, n, figsize=(5 * n, 4.2), squeeze=False)
     for ax, workload in zip(axes[0], workloads, strict=False):
-        d = st[st["workload"] == workload].sort_values("size")
+        d = data[data["workload"] == workload].sort_values("size")
         impls = sorted(d["impl"].unique())
         palette = dict(zip(impls, sns.color_palette(n_colors=len(impls)), strict=True))
         sns.lineplot(
             d,
             x="size",
-            y="median_s",
+            y=y,
             hue="impl",
             style="device_run",
             markers=True,
@@ -63,61 +69,55 @@ def time_vs_size(df: pd.DataFrame, _: list) -> plt.Figure:
             ax=ax,
             errorbar=None,
         )
-        for (impl, _), g in d.groupby(["impl", "device_run"]):
-            band = g.dropna(subset=["ci95_low_s", "ci95_high_s"])
-            ax.fill_between(
-                band["size"],
-                band["ci95_low_s"],
-                band["ci95_high_s"],
-                color=palette[impl],
-                alpha=0.2,
-                lw=0,
-            )
+        extra(ax, d, palette)
         ax.set(
             xscale="log",
             yscale="log",
             title=workload,
             xlabel="size (see config/README.md)",
-            ylabel="steady time per call (s)",
+            ylabel=ylabel(d),
         )
         ax.legend(fontsize=7)
     if not workloads:
-        _empty(axes[0][0], "no steady measurements")
+        _empty(axes[0][0], empty)
     return fig
+
+
+def _ci_bands(ax: plt.Axes, d: pd.DataFrame, palette: dict) -> None:
+    for (impl, _), g in d.groupby(["impl", "device_run"]):
+        band = g.dropna(subset=["ci95_low_s", "ci95_high_s"])
+        ax.fill_between(
+            band["size"],
+            band["ci95_low_s"],
+            band["ci95_high_s"],
+            color=palette[impl],
+            alpha=0.2,
+            lw=0,
+        )
+
+
+def _parity_line(ax: plt.Axes, d: pd.DataFrame, palette: dict) -> None:
+    ax.axhline(1.0, color="grey", lw=0.8, ls=":")
+
+
+def time_vs_size(df: pd.DataFrame, _: list) -> plt.Figure:
+    return _lines_per_workload(
+        aggregate.steady(df),
+        "median_s",
+        lambda d: "steady time per call (s)",
+        "no steady measurements",
+        _ci_bands,
+    )
 
 
 def speedup_vs_size(df: pd.DataFrame, _: list) -> plt.Figure:
-    sp = aggregate.speedups(df)
-    sp = sp.assign(device_run=_label(sp))
-    workloads = sorted(sp["workload"].unique())
-    fig, axes = plt.subplots(
-        1, max(1, len(workloads)), figsize=(5 * max(1, len(workloads)), 4.2), squeeze=False
+    return _lines_per_workload(
+        aggregate.speedups(df),
+        "speedup",
+        lambda d: f"speedup over CPU {d['baseline'].iloc[0]} (x, >1 is faster)",
+        "no baseline to compare with",
+        _parity_line,
     )
-    for ax, workload in zip(axes[0], workloads, strict=False):
-        d = sp[sp["workload"] == workload].sort_values("size")
-        sns.lineplot(
-            d,
-            x="size",
-            y="speedup",
-            hue="impl",
-            style="device_run",
-            markers=True,
-            ax=ax,
-            errorbar=None,
-        )
-        ax.axhline(1.0, color="grey", lw=0.8, ls=":")
-        baseline = d["baseline"].iloc[0]
-        ax.set(
-            xscale="log",
-            yscale="log",
-            title=workload,
-            xlabel="size",
-            ylabel=f"speedup over CPU {baseline} (x, >1 is faster)",
-        )
-        ax.legend(fontsize=7)
-    if not workloads:
-        _empty(axes[0][0], "no baseline to compare with")
-    return fig
 
 
 def phases(df: pd.DataFrame, _: list) -> plt.Figure:
