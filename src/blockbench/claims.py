@@ -185,6 +185,9 @@ def eval_trend(view: RunView, part: dict[str, Any]) -> PartResult:
     terms = _terms(part["num"]) + _terms(part["den"])
     sizes = sorted(set.intersection(*(view.sizes_ok(t) for t in terms)))
     if len(sizes) < 3:
+        lacking = [t for t in terms if len(view.sizes_ok(t)) < 3]
+        if lacking and not view.sizes_ok(lacking[0]):
+            raise Missing(view.why_missing(lacking[0]))
         raise Missing(f"needs 3 sizes where every term measured fine, has {sizes}")
     ratios = [ratio_at(view, part, s)[0] for s in sizes]
     models = ratio_at(view, part, sizes[-1])[1]
