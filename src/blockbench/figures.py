@@ -16,16 +16,8 @@ import pandas as pd
 import seaborn as sns
 
 from blockbench import aggregate, claims
+from blockbench.spec import PHASES
 
-PHASE_ORDER = [
-    "host_to_device",
-    "trace_lower",
-    "compile",
-    "first_call",
-    "dispatch",
-    "steady",
-    "device_to_host",
-]
 RULE_COLORS = {"holds": "tab:green", "fails": "tab:red"}
 
 
@@ -139,7 +131,7 @@ def phases(df: pd.DataFrame, _: list) -> plt.Figure:
             hue="phase",
             ax=ax,
             orient="h",
-            hue_order=[p for p in PHASE_ORDER if p in set(g["phase"])],
+            hue_order=[p for p in PHASES if p in set(g["phase"])],
         )
         ax.set(
             xscale="log",

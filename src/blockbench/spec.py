@@ -6,6 +6,16 @@ from typing import Any
 from blockbench.sampling import StopRule
 
 DEVICES = ("cpu", "gpu", "tpu")
+# Every phase a cell can have, in the order a user meets them (and the harness measures them).
+PHASES = (
+    "host_to_device",
+    "trace_lower",
+    "compile",
+    "first_call",
+    "dispatch",
+    "steady",
+    "device_to_host",
+)
 EXIT_BAD_CELL = 64  # EX_USAGE: the request itself is wrong, nothing was measured
 
 
