@@ -13,10 +13,11 @@ import pytest
 import yaml
 from tiny import TINY, workflow_copy
 
-from blockbench import claims, figures, grid
+from blockbench import aggregate, claims, figures, grid
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+REFERENCE = ROOT / "results/reference/dev-2core-xeon/raw"
 
 
 def snakemake(cwd: Path, *args: str, timeout: int = 900) -> subprocess.CompletedProcess:
@@ -112,7 +113,8 @@ def test_default_profile_limits_measurements_to_one_per_host():
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
     """The tiny grid, every workload and implementation, CPU and (absent) GPU, --cores 4."""
-    wf = workflow_copy(tmp_path_factory.mktemp("tiny"), TINY)
+    wf = workflow_copy(tmp_path_factory.mktemp("tiny"), {**TINY, "merge": ["reference/raw"]})
+    shutil.copytree(REFERENCE, wf / "reference/raw")  # a committed run, merged in
     env_lock = {"BLOCKBENCH_LOCK": str(wf / "measure.lock")}
     run = subprocess.run(
         [*SNAKEMAKE, "--cores", "4", "--configfile", "tiny.yaml"],
@@ -147,6 +149,9 @@ def test_tiny_grid_produces_every_table_figure_and_claim(tiny_run):
     for column in ("claim_id", "verdict", "measured", "article", "device", "note"):
         assert column in table.columns
     assert "D2" in (wf / "results/claims.md").read_text()
+    # the merged reference run is judged next to this one, under its own label
+    assert set(table["run_label"]) == {"tiny", "dev-2core-xeon"}
+    assert len(table) == 2 * len(ids)
 
 
 @pytest.mark.slow
@@ -161,10 +166,11 @@ def test_tiny_grid_measurements_never_overlap(tiny_run):
 @pytest.mark.slow
 def test_absent_gpu_cells_are_unavailable_and_gpu_claims_not_run(tiny_run):
     df = pd.read_csv(tiny_run / "results/tables/measurements.csv")
-    gpu = df[df["device"] == "gpu"]
+    gpu = df[(df["device"] == "gpu") & (df["run_label"] == "tiny")]
     assert not gpu.empty and set(gpu["status"]) == {"unavailable"}
     assert gpu["reason"].str.contains("no gpu device: JAX sees only cpu").all()
-    verdicts = pd.read_csv(tiny_run / "results/claims.csv").set_index("claim_id")
+    claims_table = pd.read_csv(tiny_run / "results/claims.csv")
+    verdicts = claims_table[claims_table["run_label"] == "tiny"].set_index("claim_id")
     for claim_id in ("B1", "B2", "C2", "C3"):
         assert verdicts.loc[claim_id, "verdict"] == "not_run"
         assert "no gpu device" in verdicts.loc[claim_id, "note"]
@@ -197,3 +203,25 @@ def test_an_interrupted_run_resumes_with_only_the_missing_cells(tiny_run):
         if line.split()[:1] in (["measure"], ["tables"], ["figure"])
     )
     assert counts == {"measure": "1", "tables": "1", "figure": str(len(figures.NAMES))}
+
+
+def test_merged_runs_keep_their_label_and_device_model(tmp_path):
+    other = tmp_path / "other"
+    shutil.copytree(REFERENCE / "cpu/selu", other / "cpu/selu")
+    for path in other.rglob("*.json"):
+        record = json.loads(path.read_text())
+        record["provenance"]["config"]["run_label"] = "other-machine"
+        path.write_text(json.dumps(record))
+    files = [*aggregate.raw_files(REFERENCE), *aggregate.raw_files(other)]
+    df = aggregate.measurements(files)
+    assert set(df["run_label"]) == {"dev-2core-xeon", "other-machine"}
+    assert df["device_label"].str.startswith("cpu (").all()
+    sp = aggregate.speedups(df)
+    assert set(sp[sp["workload"] == "selu"]["run_label"]) == {"dev-2core-xeon", "other-machine"}
+
+
+def test_two_files_for_one_cell_are_refused(tmp_path):
+    twin = tmp_path / "twin"
+    shutil.copytree(REFERENCE / "cpu/selu", twin / "cpu/selu")
+    with pytest.raises(ValueError, match="give each merged run its own run_label"):
+        aggregate.measurements([*aggregate.raw_files(REFERENCE), *aggregate.raw_files(twin)])

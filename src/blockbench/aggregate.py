@@ -92,6 +92,14 @@ def measurements(files: Iterable[Path]) -> pd.DataFrame:
     df = pd.DataFrame(rows)
     if df.empty:
         raise ValueError("no measurement files found")
+    clash = df[df.duplicated([*CELL, "phase"], keep=False)]
+    if not clash.empty:
+        first = clash.iloc[0]
+        files = sorted(set(clash[(clash[CELL] == first[CELL]).all(axis=1)]["source"]))
+        raise ValueError(
+            f"cell {'/'.join(str(first[c]) for c in CELL)} comes from several files "
+            f"({', '.join(files)}): give each merged run its own run_label"
+        )
     return df.sort_values([*CELL, "phase"], na_position="first").reset_index(drop=True)
 
 
