@@ -44,9 +44,7 @@ def cell_columns(record: dict[str, Any], source: Path) -> dict[str, Any]:
     return {
         "run_label": prov["config"]["run_label"],
         **cell,
-        "work": WORKLOADS[cell["workload"]].work(cell["size"])
-        if cell["workload"] in WORKLOADS
-        else None,
+        "work": WORKLOADS[cell["workload"]].work(cell["size"]),
         "device_model": model,
         "device_label": f"{cell['device']} ({model})",
         "status": record["status"],

@@ -83,9 +83,15 @@ class Missing(Exception):
 class RunView:
     """The rows of one run label, with lookups that explain what is missing."""
 
-    def __init__(self, df: pd.DataFrame, run_label: str, devices_in_run: set[str]):
+    def __init__(self, df: pd.DataFrame, run_label: str):
+        self.run_label = run_label
         self.df = df[df["run_label"] == run_label]
-        self.devices = devices_in_run
+        self.devices = set(self.df["device"])  # requested in this run, present or not
+
+    @classmethod
+    def each(cls, df: pd.DataFrame) -> list["RunView"]:
+        """One view per run label: claims are judged run by run."""
+        return [cls(df, label) for label in sorted(df["run_label"].unique())]
 
     def _cell_rows(self, term: dict[str, Any], size: int | None = None) -> pd.DataFrame:
         d = self.df
@@ -316,9 +322,8 @@ def _fmt(x: float | None) -> str:
 def evaluate(df: pd.DataFrame, claims: list[dict[str, Any]]) -> pd.DataFrame:
     """One row per (run label, claim); the first part's figures are the headline."""
     rows = []
-    for run_label in sorted(df["run_label"].unique()):
-        devices = set(df[df["run_label"] == run_label]["device"])
-        view = RunView(df, run_label, devices)
+    for view in RunView.each(df):
+        run_label = view.run_label
         for claim in claims:
             parts = [evaluate_part(view, p) for p in claim["parts"]]
             verdict_, reason = verdict(parts)
@@ -354,8 +359,8 @@ def evaluate(df: pd.DataFrame, claims: list[dict[str, Any]]) -> pd.DataFrame:
 def claim_ratios(df: pd.DataFrame, claims: list[dict[str, Any]]) -> pd.DataFrame:
     """Every measured part of every claim as a row: the ratios the claims need."""
     rows = []
-    for run_label in sorted(df["run_label"].unique()):
-        view = RunView(df, run_label, set(df[df["run_label"] == run_label]["device"]))
+    for view in RunView.each(df):
+        run_label = view.run_label
         for claim in claims:
             for part in claim["parts"]:
                 r = evaluate_part(view, part)
