@@ -1,13 +1,20 @@
 # blockbench: re-measure published JAX vs NumPy speed claims and judge them.
 # Loads and validates the config, includes one rule file per stage, names the targets.
-from snakemake.utils import min_version, validate
+import sys
+
+from snakemake.utils import min_version, update_config, validate
 
 min_version("9.0")
+sys.path.insert(0, f"{workflow.basedir}/src")
+
+from blockbench.cli_config import typed_overrides
 
 
 configfile: "config/config.yaml"
 
 
+# --config values inside lists and mappings arrive as strings; type them as a file would.
+update_config(config, typed_overrides(workflow.config_settings.config))
 validate(config, "workflow/schemas/config.schema.yaml")
 
 

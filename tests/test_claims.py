@@ -4,8 +4,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
-from blockbench import claims
+from blockbench import claim_rules, claims, claims_report
 from blockbench.aggregate import measurements, raw_files, speedups
 from blockbench.registry import WORKLOADS
 
@@ -23,6 +24,8 @@ def row(
     reason="",
     check_passed=True,
     run_label="r",
+    n=10,
+    warnings="",
 ):
     return {
         "run_label": run_label,
@@ -38,6 +41,8 @@ def row(
         "check_passed": check_passed,
         "max_rel_err": 1e-7,
         "work": WORKLOADS[workload].work(size),
+        "n": n,
+        "warnings": warnings,
     }
 
 
@@ -48,11 +53,17 @@ def ratio_part(**extra):
         "den": {"device": "cpu", "workload": "matmul", "impl": "numpy"},
         "holds_if": "> 1.5",
         "article": 2.0,
+        "code": "jnp.dot(x, x.T) / np.dot(x, x.T)",
         **extra,
     }
 
 
 def judge(rows, *parts):
+    return judged(rows, *parts)[0].iloc[0]
+
+
+def judged(rows, *parts):
+    """(claims table, parts table, Markdown) for one claim made of `parts`."""
     df = pd.DataFrame(rows)
     claim = {
         "id": "X1",
@@ -62,7 +73,8 @@ def judge(rows, *parts):
         "article": "a",
         "parts": list(parts),
     }
-    return claims.evaluate(df, [claim]).iloc[0]
+    table, per_part = claims.evaluate(df, [claim]), claims.claim_ratios(df, [claim])
+    return table, per_part, claims_report.to_markdown(table, per_part, [claim])
 
 
 @pytest.mark.parametrize(
@@ -76,26 +88,63 @@ def judge(rows, *parts):
     ],
 )
 def test_conditions(condition, value, holds):
-    assert claims.condition_holds(condition, value) is holds
+    assert claim_rules.condition_holds(condition, value) is holds
 
 
 def test_an_unreadable_condition_is_refused():
-    with pytest.raises(claims.ClaimConfigError):
-        claims.condition_holds("about 2", 2.0)
+    with pytest.raises(claim_rules.ClaimConfigError):
+        claim_rules.condition_holds("about 2", 2.0)
 
 
-def test_ratio_at_the_preferred_size_or_the_largest_with_a_note():
-    rows = [
-        row("numpy", 100, median=1.0),
-        row("jax", 100, median=2.0),
-        row("numpy", 200, median=1.0),
-        row("jax", 200, median=1.2),
-    ]
-    at_100 = judge(rows, ratio_part(size={"prefer": 100}))
+def test_a_part_without_the_articles_code_is_refused(tmp_path):
+    part = {k: v for k, v in ratio_part().items() if k != "code"}
+    claim = {"id": "X", "slug": "x", "source": "s", "statement": "t", "article": "a"}
+    path = tmp_path / "claims.yaml"
+    path.write_text(yaml.safe_dump([{**claim, "parts": [part]}]))
+    with pytest.raises(claim_rules.ClaimConfigError, match="no 'code'"):
+        claim_rules.load(path)
+
+
+SIZES = [
+    row("numpy", 100, median=1.0),
+    row("jax", 100, median=2.0),
+    row("numpy", 200, median=1.0),
+    row("jax", 200, median=1.2),
+]
+
+
+def test_a_part_is_judged_at_the_articles_size_when_it_was_measured():
+    at_100 = judge(SIZES, ratio_part(size=100))
     assert at_100["verdict"] == "reproduced" and at_100["measured"] == 2.0
-    fallback = judge(rows, ratio_part(size={"prefer": 5000}))
-    assert fallback["verdict"] == "not_reproduced" and fallback["size"] == 200
-    assert "the article used 5000" in fallback["parts"]
+    assert at_100["setup"] == "article's setup (100)"
+
+
+def test_a_part_measured_at_another_size_cannot_refute_the_claim():
+    table, parts, markdown = judged(SIZES, ratio_part(size=5000))
+    fallback = table.iloc[0]
+    assert fallback["size"] == 200 and fallback["measured"] == 1.2  # fails its rule there ...
+    assert fallback["verdict"] == "inconclusive"  # ... but only indicatively
+    assert "measured at 200 (article 5000)" in fallback["note"]
+    assert bool(parts.iloc[0]["indicative"])
+    assert "measured at 200 (article 5000)" in markdown and "fails (indicative)" in markdown
+    # holding off the article's setup does not reproduce it either
+    assert judge(SIZES[:2], ratio_part(size=5000))["verdict"] == "inconclusive"
+
+
+def test_a_failure_at_the_articles_setup_refutes_whatever_else_is_indicative():
+    failing = ratio_part(size=200)  # 1.2, not > 1.5, at the article's own size
+    assert judge(SIZES, failing, ratio_part(size=5000))["verdict"] == "not_reproduced"
+
+
+def test_few_samples_and_cell_warnings_reach_the_claim():
+    rows = [
+        row("numpy", 100, median=1.0, n=2),
+        row("jax", 100, median=2.0, warnings="thread parity: the cell ran on 2 core(s) but XLA 1"),
+    ]
+    result = judge(rows, ratio_part(size=100))
+    assert result["n_min"] == 2
+    assert "numpy steady at 100: 2 sample(s)" in result["warnings"]
+    assert "thread parity" in result["warnings"]
 
 
 def test_summed_terms():
@@ -139,6 +188,7 @@ def test_trend_and_growth():
     rows = [row("numpy", s, median=s * 1.0) for s in sizes]
     rows += [row("jax", s, median=10.0) for s in sizes]  # speedup numpy/jax grows with size
     trend = {
+        "code": "f",
         "name": "grows",
         "kind": "trend",
         "holds_if": "> 1.5",
@@ -153,6 +203,7 @@ def test_trend_and_growth():
         for s in sizes
     ]
     growth = {
+        "code": "compile",
         "name": "slope",
         "kind": "growth",
         "holds_if": "between 1.9 and 2.1",
@@ -167,6 +218,7 @@ def test_check_part_fails_on_a_wrong_result():
         row("grad_jit", 10, workload="grad_logistic", check_passed=False, status="wrong_result"),
     ]
     part = {
+        "code": "grad",
         "name": "values",
         "kind": "check",
         "cells": {"device": "cpu", "workload": "grad_logistic", "impls": ["grad", "grad_jit"]},
@@ -175,7 +227,7 @@ def test_check_part_fails_on_a_wrong_result():
 
 
 def test_the_claims_file_covers_every_article_claim():
-    ids = {c["id"] for c in claims.load(ROOT / "config/claims.yaml")}
+    ids = {c["id"] for c in claim_rules.load(ROOT / "config/claims.yaml")}
     assert ids == {
         "A1",
         "A2",

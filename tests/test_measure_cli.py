@@ -1,15 +1,23 @@
 """The one-cell command: statuses as results, programming errors as failures, files intact."""
 
+import fcntl
 import json
+import os
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
 
 import jsonschema
+import psutil
 import pytest
 
+from blockbench import cores
 from blockbench.measure import host_lock
 from blockbench.results_io import validate, write_json_atomic
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_an_ok_cell_records_phases_check_and_provenance(measure_cli):
@@ -134,3 +142,74 @@ def test_host_lock_serialises_measurements(tmp_path: Path):
         order.append(("first-done", time.monotonic()))
     t.join(5)
     assert [name for name, _ in order] == ["first-done", "second"]
+
+
+def test_numpy_and_xla_use_the_cells_cores_whatever_the_environment_says(measure_cli):
+    """Snakemake exports OMP/OPENBLAS_NUM_THREADS=1; the cell must still give NumPy's BLAS
+    every core it may use, as XLA takes them, and record what each library used."""
+    one = {v: "1" for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+    _, record, _ = measure_cli(
+        "--device", "cpu", "--workload", "matmul", "--impl", "numpy", "--size", "256", env=one
+    )
+    threads, n = record["provenance"]["threads"], len(cores.allowed())
+    assert threads["n_cores"] == n and threads["blas_threads"] == n
+    assert threads["xla_threads"] == n and threads["parity"] and record["warnings"] == []
+    assert record["provenance"]["env"]["OPENBLAS_NUM_THREADS"] == str(n)
+
+
+def test_the_threads_setting_pins_both_libraries_to_that_many_cores(measure_cli):
+    _, record, _ = measure_cli(
+        "--device", "cpu", "--workload", "matmul", "--impl", "jax", "--size", "64",
+        "--threads", "1",
+    )  # fmt: skip
+    threads = record["provenance"]["threads"]
+    assert threads["cores"] == cores.allowed()[:1]
+    assert (threads["blas_threads"], threads["xla_threads"], threads["parity"]) == (1, 1, True)
+
+
+def test_a_thread_request_the_host_cannot_grant_is_flagged(measure_cli):
+    _, record, _ = measure_cli(
+        "--device", "cpu", "--workload", "selu", "--impl", "numpy", "--size", "100",
+        "--threads", "4096",
+    )  # fmt: skip
+    assert record["status"] == "ok" and not record["provenance"]["threads"]["parity"]
+    assert any(w.startswith("thread parity") for w in record["warnings"])
+
+
+def test_a_killed_cell_leaves_no_worker_measuring_without_the_lock(tmp_path):
+    """kill -9 of measure.py: its worker (in its own session, for the budget's killpg) must
+    not measure on while the next cell takes the host lock."""
+    lock = tmp_path / "lock"
+    cmd = [
+        sys.executable, str(ROOT / "scripts/measure.py"), "--out", str(tmp_path / "c.json"),
+        "--device", "cpu", "--workload", "stencil", "--impl", "loop_jit", "--size", "16",
+        "--lock", str(lock),
+    ]  # fmt: skip
+    parent = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    worker = None
+    for _ in range(200):
+        kids = psutil.Process(parent.pid).children()
+        worker = next((k for k in kids if "blockbench.worker" in " ".join(k.cmdline())), None)
+        if worker is not None:
+            break
+        time.sleep(0.05)
+    assert worker is not None, "the worker never started"
+    time.sleep(1.0)  # inside JAX's start-up or a compile
+    parent.kill()
+    parent.wait()
+    gone, alive = psutil.wait_procs([worker], timeout=5)
+    assert gone and not alive, "the worker outlived its killed parent"
+    fd = os.open(lock, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # free once nobody measures
+    finally:
+        os.close(fd)
+    assert not (tmp_path / "c.json").exists()
+
+
+def test_an_unknown_phase_is_refused(measure_cli):
+    rc, record, stderr = measure_cli(
+        "--device", "cpu", "--workload", "selu", "--impl", "jax", "--size", "8",
+        "--phases", "steady,warp",
+    )  # fmt: skip
+    assert rc != 0 and record is None and "unknown phase(s) warp" in stderr

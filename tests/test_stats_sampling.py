@@ -6,7 +6,7 @@ import time
 import numpy as np
 import pytest
 
-from blockbench.sampling import StopRule, calibrate, collect
+from blockbench.sampling import BUDGET, TIME_CAP, StopRule, calibrate, collect
 from blockbench.stats import median_ci, relative_ci_halfwidth, summarize
 
 
@@ -68,8 +68,9 @@ def test_stop_rule_stops_at_its_cap_on_a_noisy_operation():
 
 
 def test_calibration_loops_microsecond_operations():
-    loops = calibrate(timed(lambda: busy(20e-6)), sample_time_s=0.005)
+    loops, per_call = calibrate(timed(lambda: busy(20e-6)), sample_time_s=0.005)
     assert 100 <= loops <= 500
+    assert per_call == pytest.approx(20e-6, rel=0.5)
 
 
 def test_calibration_counts_untimed_work_against_the_sample():
@@ -81,7 +82,7 @@ def test_calibration_counts_untimed_work_against_the_sample():
             busy(0.05)
         return total
 
-    assert calibrate(run, sample_time_s=0.005) == 1
+    assert calibrate(run, sample_time_s=0.005)[0] == 1
 
 
 def test_every_raw_sample_is_kept_as_a_per_call_time():
@@ -94,3 +95,31 @@ def test_every_raw_sample_is_kept_as_a_per_call_time():
     got = collect(run, StopRule(min_samples=3, min_time_s=0, max_time_s=0.05), calibrated=False)
     assert got.loops == 1 and all(s == pytest.approx(0.001) for s in got.samples_s)
     assert len(got.samples_s) == len(calls)
+
+
+def test_the_time_cap_never_cuts_a_slow_phase_below_min_samples():
+    """A call longer than the cap still gets min_samples samples: the cap scales with it."""
+    rule = StopRule(min_samples=5, min_time_s=0.0, max_time_s=0.05, warmup=0)
+    got = collect(timed(lambda: busy(0.03)), rule, calibrated=False)
+    assert len(got.samples_s) == 5 and got.stop == TIME_CAP
+
+
+def test_the_calibration_run_is_the_first_sample():
+    calls = []
+
+    def run(loops: int) -> float:
+        calls.append(loops)
+        busy(0.01 * loops)
+        return 0.01 * loops
+
+    got = collect(run, StopRule(min_samples=5, min_time_s=0, max_time_s=0.01, warmup=1))
+    assert calls == [1] * 6  # one warm-up call, then five samples, the first from calibration
+    assert len(got.samples_s) == 5
+
+
+def test_a_deadline_stops_sampling_and_says_so():
+    rule = StopRule(min_samples=5, min_time_s=0.0, max_time_s=10.0, warmup=0)
+    deadline = time.time() + 0.05  # room for about two 20 ms samples
+    got = collect(timed(lambda: busy(0.02)), rule, calibrated=False, deadline=deadline)
+    assert 1 <= len(got.samples_s) < 5 and got.stop == BUDGET
+    assert time.time() < deadline + 0.03

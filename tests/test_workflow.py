@@ -13,7 +13,7 @@ import pytest
 import yaml
 from tiny import TINY, workflow_copy
 
-from blockbench import aggregate, claims, figures, grid
+from blockbench import aggregate, claim_rules, claims, cores, figures, grid
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
@@ -53,6 +53,15 @@ def test_lint_is_clean_and_every_rule_has_a_log(tmp_path):
         ),
         ({"run_label": "a b"}, ["'a b' does not match", "run_label"]),
         ({"merge": ["no/such/run"]}, ["merge[0]", "no/such/run"]),
+        (
+            {
+                "workloads": [
+                    {"name": "selu", "impls": ["numpy"], "sizes": [10], "phases": ["compile"]}
+                ]
+            },
+            ["workloads[0] (selu).phases", "has no phase that selu/numpy measures"],
+        ),
+        ({"threads": 0}, ["0 is less than the minimum of 1", "threads"]),
     ],
 )
 def test_invalid_config_fails_before_any_job_naming_key_and_value(tmp_path, override, named):
@@ -92,6 +101,56 @@ def test_a_users_workloads_replace_the_default_grid(tmp_path):
     dry = snakemake(wf, "-n", "--configfile", "tiny.yaml").stdout
     counts = dict(line.split()[:2] for line in dry.splitlines() if line.startswith("measure"))
     assert counts == {"measure": "1"}
+
+
+def test_a_grid_given_on_the_command_line_runs_as_the_same_grid_in_a_file(tmp_path):
+    """Snakemake hands nested --config values over as strings ('8'); they are typed."""
+    wf = workflow_copy(tmp_path)
+    run = snakemake(
+        wf,
+        "-n",
+        "--config",
+        "workloads=[{name: stencil, impls: [loop], sizes: [8], phases: [steady]}]",
+        "cluster={exclusive_cpu: false}",
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "results/raw/local/cpu/stencil/loop/8.json" in run.stdout
+
+
+def test_the_paper_config_lists_every_article_setup(tmp_path):
+    run = snakemake(workflow_copy(tmp_path), "-n", "--configfile", "config/paper.yaml")
+    assert run.returncode == 0, run.stderr[-2000:]
+    for cell in (
+        "cpu/dot_xx/jax/1000",
+        *(
+            f"cpu/matmul/{i}/{n}"
+            for i in ("numpy", "jax", "jax_numpy_input")
+            for n in (5000, 10000)
+        ),
+        "cpu/selu/numpy/1000000",
+        "cpu/selu/jax/1000000",
+        *(f"cpu/stencil/{i}/64" for i in ("loop", "convolve", "scan", "loop_jit")),
+    ):
+        assert f"results/raw/paper/{cell}.json" in run.stdout, cell
+    paper = yaml.safe_load((ROOT / "config/paper.yaml").read_text())
+    plan = grid.plan({**paper, "devices": ["cpu"]})
+    large = ("host_to_device", "first_call", "steady")  # in the harness's order
+    assert plan[grid.Cell("cpu", "matmul", "jax", 10000)] == large
+    assert plan[grid.Cell("cpu", "matmul", "jax", 1000)] is None  # the sweep keeps every phase
+
+
+def test_a_cell_two_blocks_ask_for_is_measured_once_with_both_blocks_phases():
+    config = {
+        "devices": ["cpu"],
+        "workloads": [
+            {"name": "selu", "impls": ["jax"], "sizes": [10], "phases": ["steady"]},
+            {"name": "selu", "impls": ["jax"], "sizes": [10, 20], "phases": ["dispatch"]},
+        ],
+    }
+    assert grid.plan(config) == {
+        grid.Cell("cpu", "selu", "jax", 10): ("dispatch", "steady"),
+        grid.Cell("cpu", "selu", "jax", 20): ("dispatch",),
+    }
 
 
 def test_impl_sizes_must_name_a_listed_implementation():
@@ -143,16 +202,39 @@ def test_tiny_grid_produces_every_table_figure_and_claim(tiny_run):
         for ext in ("png", "svg"):
             assert (wf / f"results/figures/{name}.{ext}").stat().st_size > 1000
     table = pd.read_csv(wf / "results/claims.csv")
-    ids = [c["id"] for c in claims.load(ROOT / "config/claims.yaml")]
+    ids = [c["id"] for c in claim_rules.load(ROOT / "config/claims.yaml")]
     for _, run in table.groupby("run_label"):
         assert sorted(run["claim_id"]) == sorted(ids)
-    assert set(table["verdict"]) <= {"reproduced", "not_reproduced", "not_run"}
+    assert set(table["verdict"]) <= set(claims.VERDICTS)
     for column in ("claim_id", "verdict", "measured", "article", "device", "note"):
         assert column in table.columns
     assert "D2" in (wf / "results/claims.md").read_text()
     # the merged reference run is judged next to this one, under its own label
     assert set(table["run_label"]) == {"tiny", "dev-2core-xeon"}
     assert len(table) == 2 * len(ids)
+
+
+@pytest.mark.slow
+def test_numpy_cells_under_snakemake_use_as_many_blas_threads_as_the_cell_has_cores(tiny_run):
+    """Snakemake exports OMP/OPENBLAS_NUM_THREADS=1 to its jobs: NumPy must not inherit it."""
+    records = [json.loads(p.read_text()) for p in (tiny_run / "results/raw/tiny").rglob("*.json")]
+    numpy_cells = [r for r in records if r["cell"]["impl"] == "numpy"]
+    assert numpy_cells
+    n = len(cores.allowed())
+    for r in numpy_cells:
+        threads = r["provenance"]["threads"]
+        assert (threads["n_cores"], threads["blas_threads"]) == (n, n), r["cell"]
+        assert threads["parity"], threads
+    table = pd.read_csv(tiny_run / "results/tables/measurements.csv")
+    assert table[table["run_label"] == "tiny"]["thread_parity"].dropna().all()
+
+
+@pytest.mark.slow
+def test_claims_report_shows_each_parts_size_against_the_articles(tiny_run):
+    text = (tiny_run / "results/claims.md").read_text()
+    assert "measured at 64 (article 1000)" in text  # A1 on the tiny grid's dot_xx at 64
+    assert "inconclusive" in text
+    assert "jnp.dot(x, x).block_until_ready()" in text  # the article's code, per part
 
 
 @pytest.mark.slow
@@ -219,6 +301,30 @@ def test_merged_runs_keep_their_label_and_device_model(tmp_path):
     assert df["device_label"].str.startswith("cpu (").all()
     sp = aggregate.speedups(df)
     assert set(sp[sp["workload"] == "selu"]["run_label"]) == {"dev-2core-xeon", "other-machine"}
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [("{not json", "not a readable JSON file"), ('{"schema_version": 2}', "schema")],
+)
+def test_a_bad_merged_file_stops_tables_with_one_line_naming_it(tmp_path, content, reason):
+    wf = workflow_copy(
+        tmp_path,
+        {
+            "workloads": [{"name": "selu", "impls": ["numpy"], "sizes": [100]}],
+            "merge": ["other"],
+            "sampling": {"min_time_s": 0.0, "max_time_s": 0.05},
+        },
+    )
+    bad = wf / "other/cpu/selu/numpy/100.json"
+    bad.parent.mkdir(parents=True)
+    bad.write_text(content)
+    run = snakemake(wf, "results/tables/speedups.csv", "--cores", "2", "--configfile", "tiny.yaml")
+    assert run.returncode != 0
+    line = "error: other/cpu/selu/numpy/100.json: not"
+    assert line in run.stderr and reason in run.stderr, run.stderr[-3000:]
+    log = (wf / "logs/tables.log").read_text()
+    assert log.startswith(line) and reason in log and "Traceback" not in log
 
 
 def test_two_files_for_one_cell_are_refused(tmp_path):

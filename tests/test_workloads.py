@@ -8,7 +8,7 @@ from blockbench import harness
 from blockbench.registry import IMPLS, WORKLOADS, lookup
 from blockbench.workloads import grad_logistic, stencil
 
-SMALL = {"matmul": 24, "selu": 1000, "stencil": 8, "grad_logistic": 100}
+SMALL = {"dot_xx": 24, "matmul": 24, "selu": 1000, "stencil": 8, "grad_logistic": 100}
 
 
 def run_impl(workload: str, impl: str, size: int) -> tuple[tuple, np.ndarray]:
@@ -70,3 +70,21 @@ def test_grad_logistic_gives_the_articles_values(impl):
 def test_bad_cells_are_rejected_with_the_reason(cell, message):
     with pytest.raises(ValueError, match=message):
         lookup(*cell)
+
+
+def test_source_a_times_dot_of_x_with_itself_on_uniform_data():
+    """Source A's exact operation: jnp.dot(x, x) on random.uniform data, no transpose."""
+    host, out = run_impl("dot_xx", "jax", 16)
+    (x,) = host
+    assert x.min() >= 0 and x.max() < 1
+    np.testing.assert_allclose(out, x.astype(np.float64) @ x, rtol=1e-5)
+    assert not np.allclose(out, x.astype(np.float64) @ x.T, rtol=1e-3)
+
+
+def test_the_literal_loop_sets_column_zero_with_a_scalar_loop():
+    """Source D's loop starts with a scalar loop over rows; the jitted program unrolls it."""
+    w = np.ones((6, 3), np.float32)
+    jaxpr = jax.make_jaxpr(stencil.loop)(w)
+    scatters = [e for e in jaxpr.eqns if e.primitive.name == "scatter"]
+    assert len(scatters) == 6 + (6 - 2) * 3  # first column, then the recurrence
+    assert stencil.work(6) == len(scatters)

@@ -12,6 +12,7 @@ TINY = {
     "run_label": "tiny",
     "devices": ["cpu", "gpu"],
     "workloads": [
+        {"name": "dot_xx", "impls": ["jax"], "sizes": [64]},
         {
             "name": "matmul",
             "impls": ["numpy", "jax_numpy_input", "jax", "jax_jit"],

@@ -8,13 +8,52 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pandas as pd
 
+from blockbench.jobs import InputError
 from blockbench.registry import WORKLOADS
-from blockbench.results_io import read_json, validate
+from blockbench.results_io import SCHEMA_VERSION, read_json, validate
 
 CELL = ["run_label", "device", "workload", "impl", "size"]
-STAT_COLUMNS = ["median_s", "min_s", "max_s", "mean_s", "std_s", "iqr_s", "n", "loops", "converged"]
+STAT_COLUMNS = [
+    "median_s",
+    "min_s",
+    "max_s",
+    "mean_s",
+    "std_s",
+    "iqr_s",
+    "n",
+    "loops",
+    "converged",
+    "stop",
+]
+
+
+class ResultFileError(InputError):
+    """A raw file that is not a blockbench measurement; the message names it and says why."""
+
+
+def read_record(path: Path) -> dict[str, Any]:
+    """One measurement, or ResultFileError naming the file and the reason in one line."""
+    try:
+        record = read_json(path)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ResultFileError(f"{path}: not a readable JSON file ({exc})") from exc
+    version = record.get("schema_version") if isinstance(record, dict) else None
+    if isinstance(version, int) and version != SCHEMA_VERSION:
+        raise ResultFileError(
+            f"{path}: measurement schema version {version}, this blockbench reads version "
+            f"{SCHEMA_VERSION}: measure that run again with this version"
+        )
+    try:
+        validate(record)
+    except jsonschema.ValidationError as exc:
+        where = "/".join(str(p) for p in exc.absolute_path) or "the top level"
+        raise ResultFileError(
+            f"{path}: not a blockbench measurement (schema): at {where}: {exc.message}"
+        ) from exc
+    return record
 
 
 def raw_files(directory: Path) -> list[Path]:
@@ -41,6 +80,7 @@ def cell_columns(record: dict[str, Any], source: Path) -> dict[str, Any]:
     cell = record["cell"]
     model = device_model(record)
     nvml = _get(prov, "device", "nvml") or {}
+    threads = prov.get("threads") or {}
     return {
         "run_label": prov["config"]["run_label"],
         **cell,
@@ -49,6 +89,11 @@ def cell_columns(record: dict[str, Any], source: Path) -> dict[str, Any]:
         "device_label": f"{cell['device']} ({model})",
         "status": record["status"],
         "reason": record["reason"],
+        "warnings": "; ".join(record["warnings"]),
+        "cores": threads.get("n_cores"),
+        "blas_threads": threads.get("blas_threads"),
+        "xla_threads": threads.get("xla_threads"),
+        "thread_parity": threads.get("parity"),
         "max_rel_err": _get(record, "check", "max_rel_err"),
         "check_passed": _get(record, "check", "passed"),
         "hostname": prov["host"]["hostname"],
@@ -71,8 +116,7 @@ def measurements(files: Iterable[Path]) -> pd.DataFrame:
     """One row per (cell, phase); a cell without phases (not ok) still gets one row."""
     rows = []
     for path in files:
-        record = read_json(path)
-        validate(record)
+        record = read_record(path)
         base = cell_columns(record, path)
         if not record["phases"]:
             rows.append({**base, "phase": None})

@@ -7,6 +7,7 @@ out-of-memory, a wrong result or a crash inside JAX are results a reader must se
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import cache
 from typing import Any
 
 import jax
@@ -14,7 +15,7 @@ import numpy as np
 
 from blockbench import harness, provenance
 from blockbench.registry import Impl, Workload, lookup
-from blockbench.sampling import PhaseRun, collect
+from blockbench.sampling import BUDGET, SAMPLE_CAP, PhaseRun, collect
 from blockbench.spec import CellSpec
 from blockbench.stats import summarize
 
@@ -47,6 +48,7 @@ def phase_record(collected: Any) -> dict[str, Any]:
         **summarize(collected.samples_s).as_dict(),
         "loops": collected.loops,
         "converged": collected.converged,
+        "stop": collected.stop,
     }
 
 
@@ -84,29 +86,49 @@ class Phase:
     once: bool = False  # a NumPy function has exactly one first call
 
 
-def phase_plan(impl: Impl, dev: Any, host_args: tuple) -> list[Phase]:
-    """The phases that apply to this implementation, in the order they are measured."""
+def phase_plan(
+    impl: Impl, dev: Any, host_args: tuple, wanted: tuple[str, ...] | None = None
+) -> list[Phase]:
+    """The phases that apply to this implementation (and were asked for), in order."""
     if impl.style == "numpy":
         run = harness.numpy_steady(impl.fn, host_args)
-        return [
+        plan = [
             Phase("first_call", lambda: run, calibrated=False, once=True),
             Phase("steady", lambda: run),
         ]
-    args = host_args if impl.host_inputs else harness.block(jax.device_put(host_args, dev))
-    call = harness.jitted(impl)
-    plan = [Phase("host_to_device", lambda: harness.host_to_device(host_args, dev))]
-    if impl.style == "jit":
+    else:
+        args = host_args if impl.host_inputs else harness.block(jax.device_put(host_args, dev))
+        call = harness.jitted(impl)
+        output = cache(lambda: harness.output_of(call, args))
+        plan = [Phase("host_to_device", lambda: harness.host_to_device(host_args, dev))]
+        if impl.style == "jit":
+            plan += [
+                Phase("trace_lower", lambda: harness.trace_lower(impl.fn, args), calibrated=False),
+                Phase("compile", lambda: harness.compile_only(impl.fn, args), calibrated=False),
+            ]
         plan += [
-            Phase("trace_lower", lambda: harness.trace_lower(impl.fn, args), calibrated=False),
-            Phase("compile", lambda: harness.compile_only(impl.fn, args), calibrated=False),
+            Phase("first_call", lambda: harness.first_call(impl, args), calibrated=False),
+            Phase("dispatch", lambda: harness.dispatch(call, args, output().wait)),
+            Phase("steady", lambda: harness.steady(call, args, output().wait)),
+            Phase("asarray", lambda: harness.asarray(call, args, output().to_host)),
+            Phase("device_to_host", lambda: harness.device_to_host(call, args)),
         ]
-    return [
-        *plan,
-        Phase("first_call", lambda: harness.first_call(impl, args), calibrated=False),
-        Phase("dispatch", lambda: harness.dispatch(call, args)),
-        Phase("steady", lambda: harness.steady(call, args)),
-        Phase("device_to_host", lambda: harness.device_to_host(call, args)),
-    ]
+    return [p for p in plan if wanted is None or p.name in wanted]
+
+
+def warnings(record: dict[str, Any], rule_min_samples: int) -> list[str]:
+    """What a reader must know before trusting the numbers (shown in tables and claims)."""
+    out = []
+    threads = record["provenance"].get("threads") or {}
+    if threads and not threads["parity"]:
+        out.append(
+            f"thread parity: the cell ran on {threads['n_cores']} core(s) but {threads['mismatch']}"
+        )
+    for name, phase in record["phases"].items():
+        if phase["n"] < rule_min_samples and phase["stop"] != SAMPLE_CAP:  # not a one-off
+            why = "the cell's time budget ran out" if phase["stop"] == BUDGET else phase["stop"]
+            out.append(f"{name}: {phase['n']} sample(s) < {rule_min_samples} ({why})")
+    return out
 
 
 def wrong_result_reason(check: dict[str, Any]) -> str:
@@ -132,12 +154,12 @@ def measure(spec: CellSpec, progress: Callable[[dict[str, Any]], None]) -> dict[
         harness.warm_up(dev)
         host_args = workload.make_inputs(spec.size, np.random.default_rng(spec.seed))
         with jax.default_device(dev):
-            for phase in phase_plan(impl, dev, host_args):
+            for phase in phase_plan(impl, dev, host_args, spec.phases):
                 record["current_phase"] = phase.name
                 progress(record)
                 rule = replace(spec.rule, max_samples=1) if phase.once else spec.rule
                 with harness.no_implicit_transfers(impl):
-                    collected = collect(phase.build(), rule, phase.calibrated)
+                    collected = collect(phase.build(), rule, phase.calibrated, spec.deadline)
                 record["phases"][phase.name] = phase_record(collected)
             del record["current_phase"]
             args = host_args if impl.host_inputs else jax.device_put(host_args, dev)
@@ -157,4 +179,6 @@ def measure(spec: CellSpec, progress: Callable[[dict[str, Any]], None]) -> dict[
             traceback=traceback.format_exc(limit=8),
         )
     record.setdefault("provenance", provenance.base() | {"jax": provenance.jax_settings()})
+    record["provenance"]["threads"] = provenance.threads(spec.cores, spec.threads)
+    record["warnings"] = warnings(record, spec.rule.min_samples)
     return record

@@ -2,15 +2,21 @@
 
 The JSON Schema (workflow/schemas/config.schema.yaml) checks shapes and types; this module
 checks what a schema cannot know, against the registry, and names the key and the value.
+
+`workloads` is a list of blocks; one workload may have several (the cheap sweep with every
+phase, and the article's large size with only the phases its claims use). A cell that two
+blocks ask for is measured once, with the phases of both.
 """
 
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from blockbench.registry import WORKLOADS, impls_of
+from blockbench.registry import STYLE_PHASES, WORKLOADS, impls_of
+from blockbench.spec import PHASES
 
 ACCELERATORS = ("gpu", "tpu")
+Phases = tuple[str, ...] | None  # None: every phase that applies
 
 
 class ConfigError(ValueError):
@@ -35,48 +41,63 @@ def _check_size(where: str, workload: str, size: int) -> None:
         raise ConfigError(f"config key {where}: {size}: {exc}") from exc
 
 
+def _check_block(key: str, spec: dict[str, Any]) -> None:
+    name = spec["name"]
+    known = impls_of(name)
+    for impl in spec["impls"]:
+        if impl not in known:
+            raise ConfigError(
+                f"config key {key}.impls: unknown implementation {impl!r} "
+                f"(known: {', '.join(known)})"
+            )
+        phases = spec.get("phases")
+        if phases and not set(phases) & set(STYLE_PHASES[known[impl].style]):
+            raise ConfigError(
+                f"config key {key}.phases: {phases} has no phase that {name}/{impl} measures "
+                f"(it has {', '.join(STYLE_PHASES[known[impl].style])})"
+            )
+    for sizes_key in ("sizes", "accelerator_sizes"):
+        for size in spec.get(sizes_key, []):
+            _check_size(f"{key}.{sizes_key}", name, size)
+    for impl, sizes in spec.get("impl_sizes", {}).items():
+        if impl not in spec["impls"]:
+            raise ConfigError(f"config key {key}.impl_sizes: {impl!r} is not in {key}.impls")
+        for size in sizes:
+            _check_size(f"{key}.impl_sizes.{impl}", name, size)
+
+
 def check(config: dict[str, Any]) -> None:
     """Raise ConfigError for the first value the registry or the file system rejects."""
-    seen: set[str] = set()
     for i, spec in enumerate(config["workloads"]):
-        name = spec["name"]
-        key = f"workloads[{i}] ({name})"
-        if name in seen:
-            raise ConfigError(f"config key {key}.name: {name!r} appears twice")
-        seen.add(name)
-        known = impls_of(name)
-        for impl in spec["impls"]:
-            if impl not in known:
-                raise ConfigError(
-                    f"config key {key}.impls: unknown implementation {impl!r} "
-                    f"(known: {', '.join(known)})"
-                )
-        for sizes_key in ("sizes", "accelerator_sizes"):
-            for size in spec.get(sizes_key, []):
-                _check_size(f"{key}.{sizes_key}", name, size)
-        for impl, sizes in spec.get("impl_sizes", {}).items():
-            if impl not in spec["impls"]:
-                raise ConfigError(f"config key {key}.impl_sizes: {impl!r} is not in {key}.impls")
-            for size in sizes:
-                _check_size(f"{key}.impl_sizes.{impl}", name, size)
+        _check_block(f"workloads[{i}] ({spec['name']})", spec)
     for i, run in enumerate(config.get("merge", [])):
         if not Path(run).is_dir():
             raise ConfigError(f"config key merge[{i}]: {run!r} is not a directory")
 
 
-def cells(config: dict[str, Any]) -> list[Cell]:
-    """Every cell of the run, sorted.
+def _ordered(phases: set[str]) -> tuple[str, ...]:
+    """In the order the harness measures them."""
+    return tuple(p for p in PHASES if p in phases)
+
+
+def _union(a: Phases, b: Phases) -> Phases:
+    return None if a is None or b is None else _ordered(set(a) | set(b))
+
+
+def plan(config: dict[str, Any]) -> dict[Cell, Phases]:
+    """Every cell of the run with the phases it measures.
 
     `accelerator_sizes` (the articles' large sizes) join when a GPU or TPU is in the run, on
     the accelerators and for the CPU baseline the accelerator claims are measured against.
     """
     devices = config["devices"]
     with_accelerator = any(d in ACCELERATORS for d in devices)
-    out: set[Cell] = set()
+    out: dict[Cell, Phases] = {}
     for spec in config["workloads"]:
         name = spec["name"]
         registry = impls_of(name)
         baseline = WORKLOADS[name].baseline
+        phases = _ordered(set(spec["phases"])) if spec.get("phases") else None
         for device in devices:
             for impl in spec["impls"]:
                 if device not in registry[impl].devices:
@@ -84,5 +105,12 @@ def cells(config: dict[str, Any]) -> list[Cell]:
                 sizes = set(spec.get("impl_sizes", {}).get(impl, spec["sizes"]))
                 if with_accelerator and (device in ACCELERATORS or impl == baseline):
                     sizes |= set(spec.get("accelerator_sizes", []))
-                out |= {Cell(device, name, impl, s) for s in sizes}
-    return sorted(out)
+                for size in sizes:
+                    cell = Cell(device, name, impl, size)
+                    out[cell] = _union(out[cell], phases) if cell in out else phases
+    return dict(sorted(out.items()))
+
+
+def cells(config: dict[str, Any]) -> list[Cell]:
+    """Every cell of the run, sorted."""
+    return list(plan(config))

@@ -22,13 +22,16 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from blockbench import provenance
+from blockbench import cores, provenance
 from blockbench.results_io import SCHEMA_VERSION, read_json, validate, write_json_atomic
 from blockbench.sampling import StopRule
-from blockbench.spec import DEVICES, EXIT_BAD_CELL, CellSpec
+from blockbench.spec import DEVICES, EXIT_BAD_CELL, PHASES, CellSpec
 
 PRECISIONS = ("default", "high", "highest", "bfloat16", "tensorfloat32", "float32")
 STDERR_TAIL = 2000
+# Share of the budget a worker may spend sampling; the rest is for the correctness check
+# and writing, so a slow cell ends with fewer samples (and says so), not with a kill.
+SAMPLING_SHARE = 0.85
 
 
 def default_lock_path() -> Path:
@@ -70,6 +73,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="calibrate calls per sample so one sample lasts this long",
     )
     p.add_argument("--warmup", type=int, default=rule.warmup)
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="cores for the cell, NumPy and XLA alike (default: every core it may use)",
+    )
+    p.add_argument(
+        "--phases",
+        type=lambda s: tuple(s.split(",")),
+        default=None,
+        help=f"comma-separated phases to measure (default: all that apply; of {','.join(PHASES)})",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--matmul-precision", choices=PRECISIONS, default="default")
     p.add_argument("--run-label", default="local")
@@ -83,9 +98,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 @contextmanager
-def host_lock(path: Path) -> Iterator[None]:
+def host_lock(path: Path) -> Iterator[int]:
     """Hold the host's measurement lock: two measurements at once would share cores,
-    caches and memory bandwidth, whatever the scheduler believes."""
+    caches and memory bandwidth, whatever the scheduler believes. Yields the descriptor:
+    a worker that inherits it keeps the lock held until it exits, even if we die first."""
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
     try:
         try:
@@ -93,23 +109,26 @@ def host_lock(path: Path) -> Iterator[None]:
         except BlockingIOError:
             print(f"waiting for the measurement lock {path}", file=sys.stderr, flush=True)
             fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
+        yield fd
     finally:
         os.close(fd)
 
 
-def worker_env(device: str) -> dict[str, str]:
+def worker_env(device: str, n_threads: int) -> dict[str, str]:
     env = dict(os.environ)
     src = str(Path(__file__).resolve().parents[1])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
     env["JAX_ENABLE_COMPILATION_CACHE"] = "false"
+    env["BLOCKBENCH_PARENT_PID"] = str(os.getpid())
+    # Snakemake exports its rule's `threads` (1) into these; NumPy must get the cell's cores.
+    env.update(cores.thread_env(n_threads))
     if device == "cpu":
         # A CPU cell must not start a GPU backend that grabs memory and threads.
         env.setdefault("JAX_PLATFORMS", "cpu")
     return env
 
 
-def run_worker(spec: CellSpec, budget_s: float) -> dict[str, Any] | None:
+def run_worker(spec: CellSpec, budget_s: float, lock_fd: int) -> dict[str, Any] | None:
     """The worker's record, or None when the worker rejected the cell itself."""
     with tempfile.TemporaryDirectory(prefix="blockbench-") as tmp:
         spec_path, result, partial, err_path = (
@@ -119,7 +138,12 @@ def run_worker(spec: CellSpec, budget_s: float) -> dict[str, Any] | None:
         cmd = [sys.executable, "-m", "blockbench.worker", str(spec_path), str(result), str(partial)]
         with err_path.open("w+") as err:
             proc = subprocess.Popen(
-                cmd, stdout=err, stderr=err, env=worker_env(spec.device), start_new_session=True
+                cmd,
+                stdout=err,
+                stderr=err,
+                env=worker_env(spec.device, len(spec.cores)),
+                start_new_session=True,
+                pass_fds=(lock_fd,),
             )
             try:
                 rc = proc.wait(timeout=budget_s)
@@ -177,18 +201,26 @@ def main(argv: list[str] | None = None) -> int:
         sample_time_s=args.sample_time_s,
         warmup=args.warmup,
     )
-    spec = CellSpec(
-        device=args.device,
-        workload=args.workload,
-        impl=args.impl,
-        size=args.size,
-        seed=args.seed,
-        matmul_precision=args.matmul_precision,
-        rule=rule,
-    )
-    with host_lock(args.lock):
+    bad_phases = sorted(set(args.phases or ()) - set(PHASES))
+    if bad_phases:
+        print(f"measure.py: error: unknown phase(s) {', '.join(bad_phases)}", file=sys.stderr)
+        return EXIT_BAD_CELL
+    with host_lock(args.lock) as lock_fd:
         started = time.time()
-        outcome = run_worker(spec, args.budget_s)
+        spec = CellSpec(
+            device=args.device,
+            workload=args.workload,
+            impl=args.impl,
+            size=args.size,
+            seed=args.seed,
+            matmul_precision=args.matmul_precision,
+            rule=rule,
+            cores=cores.choose(args.threads),
+            threads=args.threads,
+            phases=args.phases,
+            deadline=started + SAMPLING_SHARE * args.budget_s,
+        )
+        outcome = run_worker(spec, args.budget_s, lock_fd)
         finished = time.time()
     if outcome is None:
         return EXIT_BAD_CELL
@@ -198,10 +230,13 @@ def main(argv: list[str] | None = None) -> int:
         "seed": args.seed,
         "rule": asdict(rule),
         "matmul_precision": args.matmul_precision,
+        "threads": args.threads,
+        "phases": list(args.phases) if args.phases else None,
     }
     record = {
         "schema_version": SCHEMA_VERSION,
         "cell": spec.cell,
+        "warnings": [],
         **outcome,
         "started_at": started,
         "finished_at": finished,

@@ -131,6 +131,49 @@ def blas() -> dict[str, Any]:
     return {"numpy_build": build, "threadpools": _safe(threadpool_info)}
 
 
+def xla_threads() -> int | None:
+    """Threads of XLA's CPU compute pool in this process (named tf_XLAEigen on Linux)."""
+    tasks = Path("/proc/self/task")
+    if not tasks.is_dir():
+        return None
+    names = []
+    for task in tasks.iterdir():
+        try:
+            names.append((task / "comm").read_text().strip())
+        except OSError:  # a thread that ended while we looked
+            continue
+    return sum(name == "tf_XLAEigen" for name in names)
+
+
+def threads(cores: tuple[int, ...], requested: int | None) -> dict[str, Any]:
+    """What each library actually used, next to the cores the cell was given.
+
+    Read after the cell ran, so the pools exist: BLAS from threadpoolctl, XLA by counting
+    its pool's threads. `parity` is false when either differs from the cell's cores.
+    """
+    from threadpoolctl import threadpool_info
+
+    pools = threadpool_info()
+    blas = [p["num_threads"] for p in pools if p.get("user_api") == "blas"]
+    openmp = [p["num_threads"] for p in pools if p.get("user_api") == "openmp"]
+    xla = xla_threads()
+    n = len(cores)
+    seen = {"NumPy BLAS": max(blas) if blas else None, "XLA": xla}
+    wrong = {name: count for name, count in seen.items() if count is not None and count != n}
+    if requested is not None and requested != n:
+        wrong["granted cores"] = n
+    return {
+        "requested": requested,
+        "cores": list(cores),
+        "n_cores": n,
+        "blas_threads": seen["NumPy BLAS"],
+        "openmp_threads": max(openmp) if openmp else None,
+        "xla_threads": xla,
+        "parity": not wrong,
+        "mismatch": ", ".join(f"{name} {count}" for name, count in wrong.items()),
+    }
+
+
 def base() -> dict[str, Any]:
     """Everything that does not need a JAX backend (safe in the parent process)."""
     return {

@@ -10,12 +10,18 @@ from typing import Any, Literal
 
 import numpy as np
 
-from blockbench.spec import DEVICES
+from blockbench.spec import DEVICES, PHASES
 from blockbench.workloads import grad_logistic, matmul, selu, stencil
 
 CPU_ONLY = ("cpu",)
 
 Style = Literal["numpy", "eager", "jit"]
+# The phases the harness measures for each style (blockbench.cell.phase_plan builds them).
+STYLE_PHASES: dict[str, tuple[str, ...]] = {
+    "numpy": ("first_call", "steady"),
+    "eager": tuple(p for p in PHASES if p not in ("trace_lower", "compile")),
+    "jit": PHASES,
+}
 
 
 def _positive(size: int) -> None:
@@ -70,6 +76,15 @@ WORKLOADS: dict[str, Workload] = {
             matmul.work,
             baseline="numpy",
         ),
+        Workload(
+            "dot_xx",
+            "side of the square matrix",
+            matmul.make_uniform_inputs,
+            matmul.check_xx,
+            1e-2,
+            matmul.work,
+            baseline="numpy",
+        ),
         Workload("selu", "vector length", selu.make_inputs, selu.check, 1e-5, selu.work, "numpy"),
         Workload(
             "stencil",
@@ -101,6 +116,9 @@ IMPLS: tuple[Impl, ...] = (
     Impl("jax_numpy_input", "matmul", "eager", matmul.jax_dot, host_inputs=True),
     Impl("jax", "matmul", "eager", matmul.jax_dot),
     Impl("jax_jit", "matmul", "jit", matmul.jax_dot),
+    Impl("numpy", "dot_xx", "numpy", matmul.numpy_dot_xx, CPU_ONLY),
+    Impl("jax", "dot_xx", "eager", matmul.jax_dot_xx),
+    Impl("jax_jit", "dot_xx", "jit", matmul.jax_dot_xx),
     Impl("numpy", "selu", "numpy", selu.numpy_selu, CPU_ONLY),
     Impl("jax", "selu", "eager", selu.jax_selu),
     Impl("jax_jit", "selu", "jit", selu.jax_selu),

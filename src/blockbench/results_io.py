@@ -9,7 +9,7 @@ from typing import Any
 
 import jsonschema
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: warnings, per-phase stop reason, thread parity, asarray
 SCHEMA_PATH = Path(__file__).with_name("schemas") / "measurement.schema.json"
 
 

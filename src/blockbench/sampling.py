@@ -13,15 +13,23 @@ from blockbench.stats import relative_ci_halfwidth
 
 PhaseRun = Callable[[int], float]
 
+# Why a phase stopped sampling (recorded with every phase).
+CONVERGED, TIME_CAP, SAMPLE_CAP, BUDGET = "converged", "time_cap", "sample_cap", "budget"
+
 
 @dataclass(frozen=True)
 class StopRule:
-    """When a phase has been sampled enough (the nvbench / pyperf idea, on the median's CI)."""
+    """When a phase has been sampled enough (the nvbench / pyperf idea, on the median's CI).
+
+    `min_samples` is a floor that the time cap cannot cut: a 2 s call gets min_samples
+    samples, not the one a fixed cap would allow, so the cap scales with the call's duration.
+    Only the cell's time budget (a deadline) stops a phase below the floor, and says so.
+    """
 
     target_rel_ci: float = 0.01  # stop once the 95% CI of the median is within +-1%
-    min_samples: int = 10
+    min_samples: int = 5
     min_time_s: float = 0.1
-    max_time_s: float = 2.0  # per-phase cap: stop there, converged or not
+    max_time_s: float = 2.0  # per-phase cap once min_samples are in, converged or not
     max_samples: int = 2000
     sample_time_s: float = 0.005  # calibrate loops so one sample lasts at least this
     warmup: int = 1
@@ -33,51 +41,71 @@ class Collected:
     loops: int = 1
     converged: bool = False
     rel_ci: float = float("inf")
+    stop: str = ""
 
 
-def calibrate(run: PhaseRun, sample_time_s: float, max_loops: int = 1_000_000) -> int:
-    """Smallest loops (1, 2, 5, 10, 20, ...) whose sample lasts sample_time_s, as timeit does.
+def calibrate(run: PhaseRun, sample_time_s: float, max_loops: int = 1_000_000) -> tuple[int, float]:
+    """Smallest loops (1, 2, 5, 10, 20, ...) whose sample lasts sample_time_s, as timeit does,
+    and the per-call time of that last run (a valid sample: it ran with those loops).
 
     Growth also stops when the untimed work around the timed region (the block after a
     dispatch, computing results to read back) makes a sample long in wall time: a 10 us
     dispatch of a 1 s matmul must not be looped a thousand times.
     """
     loops = 1
-    while loops < max_loops:
+    while True:
         for factor in (1, 2, 5):
-            n = loops * factor
+            n = min(loops * factor, max_loops)
             t0 = time.perf_counter()
             timed = run(n)
-            if timed >= sample_time_s or time.perf_counter() - t0 >= 4 * sample_time_s:
-                return n
+            long_in_wall_time = time.perf_counter() - t0 >= 4 * sample_time_s
+            if timed >= sample_time_s or long_in_wall_time or n == max_loops:
+                return n, timed / n
         loops *= 10
-    return max_loops
 
 
-def collect(run: PhaseRun, rule: StopRule, calibrated: bool = True) -> Collected:
+def collect(
+    run: PhaseRun, rule: StopRule, calibrated: bool = True, deadline: float | None = None
+) -> Collected:
     """Sample a phase until the stop rule says so; every raw sample is kept.
 
     `calibrated=False` is for phases that are costly by nature (compile, first call): one
     call per sample, and no warm-up call, since warming would change what they measure.
+    `deadline` (time.time()) stops sampling when the next sample would not end before it.
     """
     start = time.perf_counter()
+    out = Collected()
+    last_wall = 0.0
     if calibrated:
         for _ in range(rule.warmup):
             run(1)
-        loops = calibrate(run, rule.sample_time_s)
-    else:
-        loops = 1
-    out = Collected(loops=loops)
+        out.loops, first = calibrate(run, rule.sample_time_s)
+        out.samples_s.append(first)
+        last_wall = first * out.loops
     while True:
-        out.samples_s.append(run(loops) / loops)
-        elapsed = time.perf_counter() - start
-        n = len(out.samples_s)
-        if n >= rule.min_samples and elapsed >= rule.min_time_s:
-            out.rel_ci = relative_ci_halfwidth(out.samples_s)
-            if out.rel_ci <= rule.target_rel_ci:
-                out.converged = True
+        if out.samples_s:
+            out.stop = _stop_reason(out, rule, time.perf_counter() - start, last_wall, deadline)
+            if out.stop:
                 return out
-        if elapsed >= rule.max_time_s or n >= rule.max_samples:
-            if n > 1:
-                out.rel_ci = relative_ci_halfwidth(out.samples_s)
-            return out
+        t0 = time.perf_counter()
+        out.samples_s.append(run(out.loops) / out.loops)
+        last_wall = time.perf_counter() - t0
+
+
+def _stop_reason(
+    out: Collected, rule: StopRule, elapsed: float, last_wall: float, deadline: float | None
+) -> str:
+    n = len(out.samples_s)
+    if n >= rule.min_samples:
+        out.rel_ci = relative_ci_halfwidth(out.samples_s)
+    if n >= rule.max_samples:
+        return SAMPLE_CAP
+    if n >= rule.min_samples:
+        if elapsed >= rule.min_time_s and out.rel_ci <= rule.target_rel_ci:
+            out.converged = True
+            return CONVERGED
+        if elapsed >= rule.max_time_s:
+            return TIME_CAP
+    if deadline is not None and time.time() + last_wall > deadline:
+        return BUDGET
+    return ""

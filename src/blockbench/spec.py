@@ -14,6 +14,7 @@ PHASES = (
     "first_call",
     "dispatch",
     "steady",
+    "asarray",
     "device_to_host",
 )
 EXIT_BAD_CELL = 64  # EX_USAGE: the request itself is wrong, nothing was measured
@@ -28,6 +29,14 @@ class CellSpec:
     seed: int = 0
     matmul_precision: str = "default"
     rule: StopRule = field(default_factory=StopRule)
+    # The CPUs the worker pins itself to; NumPy's BLAS and XLA's pool get one thread each.
+    cores: tuple[int, ...] = ()
+    threads: int | None = None  # the `threads` the user asked for (None: every allowed core)
+    # Phases to measure (None: every phase that applies to the implementation).
+    phases: tuple[str, ...] | None = None
+    # Wall-clock time (time.time()) by which sampling stops, so that the cell ends inside its
+    # budget with what it has, instead of being killed (None: no deadline).
+    deadline: float | None = None
 
     @property
     def cell(self) -> dict[str, Any]:
@@ -43,4 +52,12 @@ class CellSpec:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "CellSpec":
-        return cls(**{**d, "rule": StopRule(**d.get("rule", {}))})
+        phases = d.get("phases")
+        return cls(
+            **{
+                **d,
+                "rule": StopRule(**d.get("rule", {})),
+                "cores": tuple(d.get("cores", ())),
+                "phases": tuple(phases) if phases is not None else None,
+            }
+        )

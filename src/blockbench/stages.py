@@ -5,7 +5,7 @@ from typing import Any
 
 import pandas as pd
 
-from blockbench import claims
+from blockbench import claim_rules, claims, claims_report
 from blockbench.aggregate import CELL, measurements, speedups, write_table
 
 READABLE = [
@@ -18,8 +18,12 @@ READABLE = [
     "ci95_high_s",
     "n",
     "loops",
-    "converged",
+    "stop",
+    "cores",
+    "blas_threads",
+    "xla_threads",
     "reason",
+    "warnings",
 ]
 
 
@@ -29,7 +33,7 @@ def build_tables(raw: list[str], claims_file: str | Path, out: Any) -> pd.DataFr
     write_table(df, Path(out.csv))
     df.to_parquet(out.parquet, index=False)
     Path(out.md).write_text(df[READABLE].to_markdown(index=False, floatfmt=".4g") + "\n")
-    ratios = claims.claim_ratios(df, claims.load(claims_file))
+    ratios = claims.claim_ratios(df, claim_rules.load(claims_file))
     table = pd.concat(
         [speedups(df).assign(kind="baseline"), ratios.assign(kind="claim")], ignore_index=True
     )
@@ -41,10 +45,12 @@ def build_claims(
     measurements_file: str | Path, claims_file: str | Path, csv: str | Path, markdown: str | Path
 ) -> pd.DataFrame:
     """Verdicts as CSV and as the Markdown report."""
-    claim_list = claims.load(claims_file)
-    table = claims.evaluate(pd.read_parquet(measurements_file), claim_list)
+    claim_list = claim_rules.load(claims_file)
+    df = pd.read_parquet(measurements_file)
+    table = claims.evaluate(df, claim_list)
     write_table(table, Path(csv))
-    Path(markdown).write_text(claims.to_markdown(table, claim_list))
+    parts = claims.claim_ratios(df, claim_list)
+    Path(markdown).write_text(claims_report.to_markdown(table, parts, claim_list))
     for r in table.itertuples():
         print(
             f"{r.run_label} {r.claim_id}: {r.verdict} (measured {r.measured}, article {r.article})"

@@ -3,21 +3,42 @@
 Usage: python -m blockbench.worker SPEC.json RESULT.json PARTIAL.json
 """
 
+import ctypes
+import os
+import signal
 import sys
 from pathlib import Path
 
-import jax
-
-from blockbench.cell import measure
-from blockbench.registry import lookup
+from blockbench import cores
 from blockbench.results_io import read_json, write_json_atomic
 from blockbench.spec import EXIT_BAD_CELL, CellSpec
 
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def die_with_parent() -> None:
+    """A worker whose parent was killed must stop measuring at once: nobody will read its
+    result, and the host lock it shares with the parent must not outlive the parent's
+    wish. (The lock is held through an inherited descriptor until the worker exits too.)"""
+    if not sys.platform.startswith("linux"):
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != int(os.environ.get("BLOCKBENCH_PARENT_PID", os.getppid())):
+        os._exit(1)  # the parent died before prctl took effect
+
 
 def main(spec_path: str, result_path: str, partial_path: str) -> None:
+    die_with_parent()
+    spec = CellSpec.from_dict(read_json(Path(spec_path)))
+    cores.pin(spec.cores)  # before JAX starts its CPU client, which sizes its pool from this
+    import jax
+
+    from blockbench.cell import measure
+    from blockbench.registry import lookup
+
     # The persistent cache would make compile times bimodal (hits are free); it stays off.
     jax.config.update("jax_enable_compilation_cache", False)
-    spec = CellSpec.from_dict(read_json(Path(spec_path)))
     try:
         lookup(spec.device, spec.workload, spec.impl, spec.size)
     except ValueError as exc:

@@ -1,17 +1,14 @@
 # Grid and target lists, computed by the blockbench package from the validated config.
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(workflow.basedir) / "src"))
-
-from blockbench import figures, grid  # noqa: E402
-from blockbench.aggregate import raw_files  # noqa: E402
+from blockbench import figures, grid
+from blockbench.aggregate import raw_files
 
 grid.check(config)
 
-CELLS = grid.cells(config)
+PLAN = grid.plan(config)
 RUN = config["run_label"]
-RAW = [cell.path(RUN) for cell in CELLS]
+RAW = [cell.path(RUN) for cell in PLAN]
 MERGED = [str(p) for run in config["merge"] for p in raw_files(Path(run))]
 TABLES = expand(
     "results/tables/{name}.{ext}",
@@ -21,6 +18,12 @@ TABLES = expand(
 FIGURES = expand("results/figures/{name}.{ext}", name=figures.NAMES, ext=["png", "svg"])
 CLAIMS = ["results/claims.csv", "results/claims.md"]
 ENV = "../../environment.yml"
+
+
+def phases_of(wc):
+    """The phases a cell measures, for measure.py's --phases ('' : all that apply)."""
+    cell = grid.Cell(wc.device, wc.workload, wc.impl, int(wc.size))
+    return ",".join(PLAN.get(cell) or ())
 
 
 def slurm_extra(device):

@@ -27,6 +27,8 @@ rule measure:
     params:
         sampling=config["sampling"],
         budget_s=config["budget_s"],
+        phases=phases_of,
+        threads=config["threads"],
         seed=config["seed"],
         matmul_precision=config["matmul_precision"],
     script:

@@ -1,10 +1,8 @@
 """Snakemake job: judge every claim of config/claims.yaml against the measurements."""
 
-from contextlib import redirect_stderr, redirect_stdout
+from blockbench import jobs, stages
 
-from blockbench import stages
-
-with open(snakemake.log[0], "w") as log, redirect_stdout(log), redirect_stderr(log):
+with jobs.logged(snakemake.log[0]):
     stages.build_claims(
         measurements_file=snakemake.input.measurements,
         claims_file=snakemake.input.claims,

@@ -1,10 +1,8 @@
 """Snakemake job: draw one figure (PNG and SVG) from the measurements table."""
 
-from contextlib import redirect_stderr, redirect_stdout
+from blockbench import figures, jobs
 
-from blockbench import figures
-
-with open(snakemake.log[0], "w") as log, redirect_stdout(log), redirect_stderr(log):
+with jobs.logged(snakemake.log[0]):
     figures.draw(
         snakemake.wildcards.name,
         measurements=snakemake.input[0],

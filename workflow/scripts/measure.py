@@ -1,8 +1,8 @@
 """Snakemake job: measure one grid cell through the same command as scripts/measure.py."""
 
 import sys
-from contextlib import redirect_stderr, redirect_stdout
 
+from blockbench import jobs
 from blockbench.measure import main
 
 wc, p = snakemake.wildcards, snakemake.params
@@ -28,6 +28,10 @@ args = [
 ]
 for key, value in p.sampling.items():
     args += [f"--{key.replace('_', '-')}", str(value)]
-with open(snakemake.log[0], "w") as log, redirect_stdout(log), redirect_stderr(log):
+if p.phases:
+    args += ["--phases", p.phases]
+if p.threads:
+    args += ["--threads", str(p.threads)]
+with jobs.logged(snakemake.log[0]):
     code = main(args)
 sys.exit(code)

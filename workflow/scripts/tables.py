@@ -1,10 +1,8 @@
 """Snakemake job: measurement and speedup tables from every raw JSON of the run."""
 
-from contextlib import redirect_stderr, redirect_stdout
+from blockbench import jobs, stages
 
-from blockbench import stages
-
-with open(snakemake.log[0], "w") as log, redirect_stdout(log), redirect_stderr(log):
+with jobs.logged(snakemake.log[0]):
     stages.build_tables(
         raw=[*snakemake.input.raw, *snakemake.input.merged],
         claims_file=snakemake.input.claims,

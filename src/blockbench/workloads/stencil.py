@@ -41,9 +41,10 @@ def check(inputs: tuple[np.ndarray], out: object) -> float:
 
 
 def work(size: int) -> float:
-    """Scalar updates of the literal loop: what the unrolled jit program grows with."""
+    """Scalar updates of the literal loop (the first column, then the recurrence): what the
+    unrolled jit program grows with."""
     height, width = shape(size)
-    return float((height - 2) * width)
+    return float(height + (height - 2) * width)
 
 
 def _initial_state(w: jnp.ndarray) -> jnp.ndarray:
@@ -52,9 +53,12 @@ def _initial_state(w: jnp.ndarray) -> jnp.ndarray:
 
 
 def loop(w: jnp.ndarray) -> jnp.ndarray:
-    """The question's literal double loop of scalar updates."""
+    """The question's literal code: a scalar loop that sets column 0, then the double loop
+    of scalar updates."""
     height, width = w.shape
-    a = _initial_state(w)
+    a = jnp.zeros((height, width + 1), w.dtype)
+    for i in range(height):
+        a = a.at[i, 0].set(1.0)
     for j in range(width):
         for i in range(1, height - 1):
             value = a[i - 1, j] * w[i - 1, j] + a[i, j] * w[i, j] + a[i + 1, j] * w[i + 1, j]

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""How much the harness's steady loop adds over a bare `f(x).block_until_ready()` loop.
+
+A benchmark, not a test: run it on a quiet machine and read the ratios.
+
+    .venv/bin/python benchmarks/harness_overhead.py [--rounds 15] [--calls 2000]
+
+In one process (between processes this kind of machine drifts by tens of percent over
+minutes), it alternates the harness's steady loop and a bare loop over the same jitted
+function and inputs, round after round, and prints the median of the per-round ratios
+harness/bare: for a jit no-op and for grad_jit at 1000. The last line reads
+`harness/bare no-op <ratio>`.
+"""
+
+import argparse
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+import jax
+import numpy as np
+
+from blockbench import harness
+from blockbench.registry import WORKLOADS, lookup
+
+
+def bare_loop(f: Callable[..., Any], x: Any) -> Callable[[int], float]:
+    def run(loops: int) -> float:
+        t0 = time.perf_counter()
+        for _ in range(loops):
+            f(x).block_until_ready()
+        return time.perf_counter() - t0
+
+    return run
+
+
+def compare(f: Callable[..., Any], x: Any, rounds: int, calls: int) -> tuple[float, float, float]:
+    """Median harness/bare ratio over rounds, and the two median per-call times (s)."""
+    args = (x,)
+    ours = harness.steady(f, args, harness.output_of(f, args).wait)
+    bare = bare_loop(f, x)
+    ours(calls), bare(calls)  # warm both paths
+    ratios, t_ours, t_bare = [], [], []
+    for i in range(rounds):
+        # alternate which goes first, so a slow drift does not favour one side
+        first, second = (ours, bare) if i % 2 == 0 else (bare, ours)
+        a, b = first(calls) / calls, second(calls) / calls
+        h, n = (a, b) if first is ours else (b, a)
+        ratios.append(h / n)
+        t_ours.append(h)
+        t_bare.append(n)
+    return statistics.median(ratios), statistics.median(t_ours), statistics.median(t_bare)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--rounds", type=int, default=15)
+    p.add_argument("--calls", type=int, default=2000)
+    args = p.parse_args()
+    harness.warm_up(jax.devices("cpu")[0])
+    noop = jax.jit(lambda v: v)
+    x_small = jax.device_put(np.ones(8, np.float32))
+    _, grad = lookup("cpu", "grad_logistic", "grad_jit", 1000)
+    (x_grad,) = WORKLOADS["grad_logistic"].make_inputs(1000, np.random.default_rng(0))
+    cases = {
+        "grad_jit 1000": (jax.jit(grad.fn), jax.device_put(x_grad)),
+        "no-op": (noop, x_small),
+    }
+    print(f"jax {jax.__version__}, {args.rounds} rounds of {args.calls} calls per loop")
+    for name, (f, x) in cases.items():
+        ratio, ours, bare = compare(f, x, args.rounds, args.calls)
+        print(f"{name}: harness {ours * 1e6:.2f} us/call, bare {bare * 1e6:.2f} us/call")
+        print(f"harness/bare {name} {ratio:.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,85 @@
+"""The claims report a reader opens first (results/claims.md): rendering only.
+
+Verdicts and parts come from blockbench.claims; this module decides how they read: the
+verdict, the measured figure next to the article's, the setup it was measured at against
+the article's, and what to distrust (few samples, unequal threads).
+"""
+
+from typing import Any
+
+import pandas as pd
+
+from blockbench.claims import fmt
+
+LEGEND = (
+    "**reproduced**: every part holds at the article's setup · **not_reproduced**: a part "
+    "fails at the article's setup · **inconclusive**: the rest rests on parts measured at "
+    "another size than the article's (shown, never decisive) · **not_run**: a cell the claim "
+    "needs was not measured (the reason is given)"
+)
+
+
+def _cell(text: Any) -> str:
+    return (
+        ""
+        if text is None or (isinstance(text, float) and pd.isna(text))
+        else str(text).replace("|", "/")
+    )
+
+
+def _verdicts(runs: pd.DataFrame) -> list[str]:
+    lines = [
+        "| claim | verdict | measured | article | what is compared | setup | device | note |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in runs.itertuples():
+        lines.append(
+            f"| {r.claim_id} `{r.slug}` | **{r.verdict}** | {fmt(r.measured)} | "
+            f"{fmt(r.article)} | {_cell(r.metric)} | {_cell(r.setup)} | "
+            f"{_cell(r.device_model or r.device)} | {_cell(r.note)} |"
+        )
+    return lines
+
+
+def _parts(parts: pd.DataFrame) -> list[str]:
+    lines = [
+        "| claim | part | measured | article | holds if | outcome | setup | fewest samples "
+        "| article's code |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in parts.itertuples():
+        outcome = f"{r.outcome} (indicative)" if r.indicative else r.outcome
+        n = "" if pd.isna(r.n_min) else int(r.n_min)
+        lines.append(
+            f"| {r.claim_id} | {_cell(r.part)} | {fmt(r.measured)} | {fmt(r.article)} | "
+            f"{_cell(r.condition)} | {outcome} | {_cell(r.setup)} | {n} | `{_cell(r.code)}` |"
+        )
+    return lines
+
+
+def to_markdown(table: pd.DataFrame, parts: pd.DataFrame, claims: list[dict[str, Any]]) -> str:
+    lines = ["# Claims: reproduced or not", "", LEGEND, ""]
+    for run_label, runs in table.groupby("run_label", sort=True):
+        lines += [f"## Run `{run_label}`", "", *_verdicts(runs), ""]
+        lines += ["### Every part, at the setup it was measured", ""]
+        lines += [*_parts(parts[parts["run_label"] == run_label]), ""]
+        warned = runs[runs["warnings"].fillna("") != ""]
+        if not warned.empty:
+            lines += ["### Warnings", ""]
+            lines += [f"- {r.claim_id}: {r.warnings}" for r in warned.itertuples()]
+            lines.append("")
+    lines += ["## What each claim says and how it is judged", ""]
+    for claim in claims:
+        lines.append(
+            f"- **{claim['id']} `{claim['slug']}`** ({claim['source']}): "
+            f"{claim['statement']} Article: {claim['article']}."
+        )
+        for part in claim["parts"]:
+            rule = part.get("holds_if", "every cell passes its check")
+            at = f" at {part['size']}" if "size" in part else ""
+            lines.append(
+                f"  - {part.get('kind', 'ratio')} `{part['name']}`{at}: holds if {rule}"
+                + (f", article {part['article']}" if "article" in part else "")
+                + f"; article's code `{part['code']}`"
+            )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,28 @@
+"""Typing nested `--config` values the way a YAML config file would type them.
+
+Snakemake parses `--config key=value` with YAML's BaseLoader, which leaves every scalar
+inside a list or mapping a string: `workloads='[{name: stencil, sizes: [8]}]'` arrives with
+size '8', and the schema rightly refuses it. Re-typing only what came from the command line
+keeps file values (an empty `gpu_model: ""`, say) exactly as written.
+"""
+
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
+
+
+def _typed(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _typed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_typed(v) for v in value]
+    if isinstance(value, str):
+        parsed = yaml.safe_load(value) if value.strip() else value
+        return parsed if isinstance(parsed, int | float | bool) else value
+    return value
+
+
+def typed_overrides(cli: Mapping[str, Any]) -> dict[str, Any]:
+    """The command line's nested values, typed; top-level scalars Snakemake already typed."""
+    return {k: _typed(v) for k, v in cli.items() if isinstance(v, Mapping | list)}
