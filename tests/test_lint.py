@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PYTHON_DIRS = ["src", "scripts", "tests", "workflow/scripts"]
+PYTHON_DIRS = ["src", "scripts", "tests", "workflow/scripts", "benchmarks"]
 
 
 def run(*cmd: str) -> subprocess.CompletedProcess:

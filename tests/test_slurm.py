@@ -20,7 +20,7 @@ import slurm_cluster
 from tiny import TINY, workflow_copy
 
 from blockbench import figures
-from blockbench.claims import load as load_claims
+from blockbench.claim_rules import load as load_claims
 
 TEST_OVERRIDES = [
     "--slurm-status-command",

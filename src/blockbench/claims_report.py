@@ -44,15 +44,16 @@ def _verdicts(runs: pd.DataFrame) -> list[str]:
 def _parts(parts: pd.DataFrame) -> list[str]:
     lines = [
         "| claim | part | measured | article | holds if | outcome | setup | fewest samples "
-        "| article's code |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| article's code | how it was measured |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in parts.itertuples():
         outcome = f"{r.outcome} (indicative)" if r.indicative else r.outcome
         n = "" if pd.isna(r.n_min) else int(r.n_min)
         lines.append(
             f"| {r.claim_id} | {_cell(r.part)} | {fmt(r.measured)} | {fmt(r.article)} | "
-            f"{_cell(r.condition)} | {outcome} | {_cell(r.setup)} | {n} | `{_cell(r.code)}` |"
+            f"{_cell(r.condition)} | {outcome} | {_cell(r.setup)} | {n} | `{_cell(r.code)}` | "
+            f"{_cell(r.detail)} |"
         )
     return lines
 

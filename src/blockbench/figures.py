@@ -18,6 +18,8 @@ import seaborn as sns
 from blockbench import aggregate, claim_rules, claims
 from blockbench.spec import PHASES
 
+# One colour per phase in every panel (colour-blind-safe palette).
+PHASE_COLORS = dict(zip(PHASES, sns.color_palette("colorblind", len(PHASES)), strict=True))
 RULE_COLORS = {
     "holds": "tab:green",
     "fails": "tab:red",
@@ -141,14 +143,15 @@ def phases(df: pd.DataFrame, _: list) -> plt.Figure:
             ax=ax,
             orient="h",
             hue_order=[p for p in PHASES if p in set(g["phase"])],
+            palette=PHASE_COLORS,
         )
         ax.set(
             xscale="log",
             xlabel="median time (s)",
             ylabel="",
-            title=f"{workload}: phases at the largest size measured",
+            title=f"{workload}: phases at the largest size with every phase measured",
         )
-        ax.legend(fontsize=7, loc="lower right")
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="phase")
     if not workloads:
         _empty(axes[0][0], "no measured phases")
     fig.tight_layout()
