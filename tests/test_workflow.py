@@ -274,6 +274,22 @@ def test_report_renders_figures_tables_and_claims(tiny_run):
 
 
 @pytest.mark.slow
+def test_a_grid_that_grows_after_a_run_measures_exactly_the_new_cells(tiny_run):
+    """With only mtime triggers, finished tables would hide cells that were never measured
+    (missing inputs are not newer); the profile's `input` trigger catches them."""
+    grown = {**TINY, "merge": ["reference/raw"]}
+    grown["workloads"] = [*TINY["workloads"], {"name": "selu", "impls": ["numpy"], "sizes": [77]}]
+    (tiny_run / "grown.yaml").write_text(yaml.safe_dump(grown))
+    dry = snakemake(tiny_run, "-n", "--configfile", "grown.yaml").stdout
+    missing = [c for c in grid.cells(grown) if not (tiny_run / c.path("tiny")).exists()]
+    assert grid.Cell("cpu", "selu", "numpy", 77) in missing
+    assert "results/raw/tiny/cpu/selu/numpy/77.json" in dry
+    counts = dict(line.split()[:2] for line in dry.splitlines() if line.startswith("measure"))
+    assert counts == {"measure": str(len(missing))}
+    assert "results/tables/measurements.parquet" in dry
+
+
+@pytest.mark.slow
 def test_an_interrupted_run_resumes_with_only_the_missing_cells(tiny_run):
     assert "Nothing to be done" in snakemake(tiny_run, "-n", "--configfile", "tiny.yaml").stdout
     # as if the run had stopped during the measurements: one cell and everything after it gone
