@@ -114,6 +114,9 @@ def test_every_cpu_cell_ran_inside_a_slurm_job_and_is_ok(slurm_run):
         assert r["status"] == "ok", (r["cell"], r["reason"])
         slurm = r["provenance"]["slurm"]
         assert slurm and slurm["job_id"].isdigit() and slurm["node"]
+        # NumPy and XLA used the cores the job step granted, not Snakemake's threads=1
+        threads = r["provenance"]["threads"]
+        assert threads["parity"] and threads["blas_threads"] == threads["n_cores"], threads
 
 
 @pytest.mark.slurm

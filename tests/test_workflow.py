@@ -13,7 +13,7 @@ import pytest
 import yaml
 from tiny import TINY, workflow_copy
 
-from blockbench import aggregate, claim_rules, claims, cores, figures, grid
+from blockbench import aggregate, claim_rules, claims, cli_config, cores, figures, grid
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
@@ -101,6 +101,20 @@ def test_a_users_workloads_replace_the_default_grid(tmp_path):
     dry = snakemake(wf, "-n", "--configfile", "tiny.yaml").stdout
     counts = dict(line.split()[:2] for line in dry.splitlines() if line.startswith("measure"))
     assert counts == {"measure": "1"}
+
+
+def test_command_line_values_are_typed_as_a_file_would_type_them():
+    cli = {
+        "run_label": "x",  # top-level scalars: Snakemake typed them already
+        "workloads": [{"name": "stencil", "impls": ["loop"], "sizes": ["8", "16"]}],
+        "cluster": {"exclusive_cpu": "false", "gpu_model": "h100"},
+        "sampling": {"max_time_s": "0.5"},
+    }
+    assert cli_config.typed_overrides(cli) == {
+        "workloads": [{"name": "stencil", "impls": ["loop"], "sizes": [8, 16]}],
+        "cluster": {"exclusive_cpu": False, "gpu_model": "h100"},
+        "sampling": {"max_time_s": 0.5},
+    }
 
 
 def test_a_grid_given_on_the_command_line_runs_as_the_same_grid_in_a_file(tmp_path):

@@ -120,7 +120,7 @@ def warnings(record: dict[str, Any], rule_min_samples: int) -> list[str]:
     """What a reader must know before trusting the numbers (shown in tables and claims)."""
     out = []
     threads = record["provenance"].get("threads") or {}
-    if threads and not threads["parity"]:
+    if record["phases"] and threads and not threads["parity"]:
         out.append(
             f"thread parity: the cell ran on {threads['n_cores']} core(s) but {threads['mismatch']}"
         )

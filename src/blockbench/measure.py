@@ -38,6 +38,16 @@ def default_lock_path() -> Path:
     return Path(os.environ.get("BLOCKBENCH_LOCK", Path(tempfile.gettempdir()) / "blockbench.lock"))
 
 
+def phase_list(text: str) -> tuple[str, ...]:
+    phases = tuple(text.split(","))
+    unknown = [p for p in phases if p not in PHASES]
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown phase(s) {', '.join(unknown)} (known: {', '.join(PHASES)})"
+        )
+    return phases
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     rule = StopRule()
     p = argparse.ArgumentParser(prog="measure.py", description=__doc__.splitlines()[0])
@@ -81,7 +91,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument(
         "--phases",
-        type=lambda s: tuple(s.split(",")),
+        type=phase_list,
         default=None,
         help=f"comma-separated phases to measure (default: all that apply; of {','.join(PHASES)})",
     )
@@ -201,10 +211,6 @@ def main(argv: list[str] | None = None) -> int:
         sample_time_s=args.sample_time_s,
         warmup=args.warmup,
     )
-    bad_phases = sorted(set(args.phases or ()) - set(PHASES))
-    if bad_phases:
-        print(f"measure.py: error: unknown phase(s) {', '.join(bad_phases)}", file=sys.stderr)
-        return EXIT_BAD_CELL
     with host_lock(args.lock) as lock_fd:
         started = time.time()
         spec = CellSpec(

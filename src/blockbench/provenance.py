@@ -132,7 +132,8 @@ def blas() -> dict[str, Any]:
 
 
 def xla_threads() -> int | None:
-    """Threads of XLA's CPU compute pool in this process (named tf_XLAEigen on Linux)."""
+    """Threads of XLA's CPU compute pool in this process (named tf_XLAEigen on Linux); None
+    where they cannot be counted or no pool was started (nothing ran on the CPU backend)."""
     tasks = Path("/proc/self/task")
     if not tasks.is_dir():
         return None
@@ -142,7 +143,7 @@ def xla_threads() -> int | None:
             names.append((task / "comm").read_text().strip())
         except OSError:  # a thread that ended while we looked
             continue
-    return sum(name == "tf_XLAEigen" for name in names)
+    return sum(name == "tf_XLAEigen" for name in names) or None
 
 
 def threads(cores: tuple[int, ...], requested: int | None) -> dict[str, Any]:
@@ -161,7 +162,7 @@ def threads(cores: tuple[int, ...], requested: int | None) -> dict[str, Any]:
     seen = {"NumPy BLAS": max(blas) if blas else None, "XLA": xla}
     wrong = {name: count for name, count in seen.items() if count is not None and count != n}
     if requested is not None and requested != n:
-        wrong["granted cores"] = n
+        wrong[f"{requested} threads were requested, cores granted"] = n
     return {
         "requested": requested,
         "cores": list(cores),
