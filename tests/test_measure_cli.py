@@ -12,8 +12,9 @@ from pathlib import Path
 import jsonschema
 import psutil
 import pytest
+from conftest import run_measure
 
-from blockbench import cores
+from blockbench import aggregate, claims, cores
 from blockbench.measure import host_lock
 from blockbench.results_io import validate, write_json_atomic
 
@@ -213,3 +214,37 @@ def test_an_unknown_phase_is_refused(measure_cli):
         "--phases", "steady,warp",
     )  # fmt: skip
     assert rc != 0 and record is None and "unknown phase(s) warp" in stderr
+
+
+def test_a_a_the_same_cell_measured_twice_is_not_judged_different(tmp_path):
+    """Real A/A: processes of one cell, alternated between two labels; judged as if they
+    were two implementations, their ratio's CI contains 1 and neither rule fails."""
+    files = []
+    for repeat in range(8):  # a, b, a, b, ...: drift over the test hits both sides
+        out = tmp_path / f"{repeat}.json"
+        rc, record, err = run_measure(
+            out,
+            *("--device", "cpu", "--workload", "selu", "--impl", "numpy", "--size", "10000"),
+            *("--repeat", str(repeat)),
+            lock=tmp_path / "lock",
+        )
+        assert rc == 0 and record["status"] == "ok", err
+        files.append(out)
+    proc = aggregate.processes(files)
+    proc["impl"] = proc["repeat"].map(lambda r: "numpy" if r % 2 == 0 else "numpy_b")
+    proc["repeat"] //= 2
+    df = aggregate.cells(proc)
+    part = {
+        "name": "b / a",
+        "num": {"device": "cpu", "workload": "selu", "impl": "numpy_b"},
+        "den": {"device": "cpu", "workload": "selu", "impl": "numpy"},
+        "size": 10000,
+        "code": "selu(x) / selu(x)",
+        "why": "A/A",
+    }
+    claim = {"id": "AA", "slug": "aa", "source": "s", "statement": "t", "article": "a"}
+    for rule in ("> 1", "< 1"):
+        result = claims.evaluate(df, proc, [{**claim, "parts": [{**part, "holds_if": rule}]}])
+        r = result.iloc[0]
+        assert r["ci_low"] <= 1.0 <= r["ci_high"], (r["measured"], r["ci_low"], r["ci_high"])
+        assert r["verdict"] == "inconclusive"

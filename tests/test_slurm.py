@@ -45,6 +45,7 @@ GRID = {
         {"name": "grad_logistic", "impls": ["grad_jit"], "sizes": [100]},
     ],
     "cluster": {"exclusive_cpu": False, "gpu_model": ""},
+    "repeats": 1,  # each SLURM job pays two Snakemake start-ups; repeats run in the tiny test
 }
 
 

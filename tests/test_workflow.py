@@ -62,6 +62,7 @@ def test_lint_is_clean_and_every_rule_has_a_log(tmp_path):
             ["workloads[0] (selu).phases", "has no phase that selu/numpy measures"],
         ),
         ({"threads": 0}, ["0 is less than the minimum of 1", "threads"]),
+        ({"repeats": 0}, ["0 is less than the minimum of 1", "repeats"]),
     ],
 )
 def test_invalid_config_fails_before_any_job_naming_key_and_value(tmp_path, override, named):
@@ -254,10 +255,21 @@ def test_claims_report_shows_each_parts_size_against_the_articles(tiny_run):
 @pytest.mark.slow
 def test_tiny_grid_measurements_never_overlap(tiny_run):
     records = [json.loads(p.read_text()) for p in (tiny_run / "results/raw").rglob("*.json")]
-    assert len(records) == len(grid.cells(TINY))
+    assert len(records) == len(grid.cells(TINY)) * TINY["repeats"]
     spans = sorted((r["started_at"], r["finished_at"]) for r in records)
     for (_, end), (start, _) in itertools.pairwise(spans):
         assert start >= end, "two measurements ran at the same time"
+
+
+@pytest.mark.slow
+def test_a_cells_processes_are_spread_over_the_run_not_back_to_back(tiny_run):
+    records = [json.loads(p.read_text()) for p in (tiny_run / "results/raw/tiny").rglob("*.json")]
+    starts = {r: [x["started_at"] for x in records if x["repeat"] == r] for r in (0, 1)}
+    assert max(starts[0]) < min(starts[1]), "process 1 of a cell ran before process 0 of another"
+    table = pd.read_csv(tiny_run / "results/tables/measurements.csv")
+    ok = table[(table["run_label"] == "tiny") & (table["status"] == "ok")]
+    assert (ok["processes"] == TINY["repeats"]).all()
+    assert ok["process_spread"].notna().all() and (ok["ci95_low_s"] <= ok["median_s"]).all()
 
 
 @pytest.mark.slow
@@ -295,9 +307,14 @@ def test_a_grid_that_grows_after_a_run_measures_exactly_the_new_cells(tiny_run):
     grown["workloads"] = [*TINY["workloads"], {"name": "selu", "impls": ["numpy"], "sizes": [77]}]
     (tiny_run / "grown.yaml").write_text(yaml.safe_dump(grown))
     dry = snakemake(tiny_run, "-n", "--configfile", "grown.yaml").stdout
-    missing = [c for c in grid.cells(grown) if not (tiny_run / c.path("tiny")).exists()]
-    assert grid.Cell("cpu", "selu", "numpy", 77) in missing
-    assert "results/raw/tiny/cpu/selu/numpy/77.json" in dry
+    missing = [
+        c.path("tiny", r)
+        for c in grid.cells(grown)
+        for r in range(TINY["repeats"])
+        if not (tiny_run / c.path("tiny", r)).exists()
+    ]
+    assert "results/raw/tiny/cpu/selu/numpy/77/0.json" in missing
+    assert "results/raw/tiny/cpu/selu/numpy/77/0.json" in dry
     counts = dict(line.split()[:2] for line in dry.splitlines() if line.startswith("measure"))
     assert counts == {"measure": str(len(missing))}
     assert "results/tables/measurements.parquet" in dry
@@ -307,7 +324,7 @@ def test_a_grid_that_grows_after_a_run_measures_exactly_the_new_cells(tiny_run):
 def test_an_interrupted_run_resumes_with_only_the_missing_cells(tiny_run):
     assert "Nothing to be done" in snakemake(tiny_run, "-n", "--configfile", "tiny.yaml").stdout
     # as if the run had stopped during the measurements: one cell and everything after it gone
-    (tiny_run / "results/raw/tiny/cpu/selu/jax/1000.json").unlink()
+    (tiny_run / "results/raw/tiny/cpu/selu/jax/1000/1.json").unlink()
     for derived in ("tables", "figures"):
         shutil.rmtree(tiny_run / "results" / derived)
     (tiny_run / "results/claims.csv").unlink()
@@ -348,12 +365,12 @@ def test_a_bad_merged_file_stops_tables_with_one_line_naming_it(tmp_path, conten
             "sampling": {"min_time_s": 0.0, "max_time_s": 0.05},
         },
     )
-    bad = wf / "other/cpu/selu/numpy/100.json"
+    bad = wf / "other/cpu/selu/numpy/100/0.json"
     bad.parent.mkdir(parents=True)
     bad.write_text(content)
     run = snakemake(wf, "results/tables/speedups.csv", "--cores", "2", "--configfile", "tiny.yaml")
     assert run.returncode != 0
-    line = "error: other/cpu/selu/numpy/100.json: not"
+    line = "error: other/cpu/selu/numpy/100/0.json: not"
     assert line in run.stderr and reason in run.stderr, run.stderr[-3000:]
     log = (wf / "logs/tables.log").read_text()
     assert log.startswith(line) and reason in log and "Traceback" not in log

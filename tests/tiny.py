@@ -30,6 +30,7 @@ TINY = {
     ],
     "sampling": {"min_samples": 3, "min_time_s": 0.0, "max_time_s": 0.05},
     "budget_s": 120,
+    "repeats": 2,
 }
 
 

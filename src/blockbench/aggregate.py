@@ -1,7 +1,11 @@
-"""From measurement JSON to pandas tables: one row per cell and phase, and speedups.
+"""From measurement JSON to pandas tables: processes, cells, and speedups.
 
-Runs from other machines (a GPU cluster's run copied back, a committed reference run) are
-just more JSON: every row carries its run label and the model of the device it ran on.
+Each cell is measured by several worker processes (`repeats`), one JSON each. The process
+table keeps one row per (cell, process, phase) with its raw samples; the cell table
+summarises a cell's processes: the median of their medians, its hierarchical bootstrap CI
+(blockbench.resampling), and how far the processes disagree. Runs from other machines (a GPU
+cluster's run copied back, a committed reference run) are just more JSON: every row carries
+its run label and the model of the device it ran on.
 """
 
 from collections.abc import Iterable
@@ -9,13 +13,16 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+import numpy as np
 import pandas as pd
 
+from blockbench import resampling
 from blockbench.jobs import InputError
 from blockbench.registry import WORKLOADS
 from blockbench.results_io import SCHEMA_VERSION, read_json, validate
 
 CELL = ["run_label", "device", "workload", "impl", "size"]
+PROCESS = [*CELL, "repeat"]
 STAT_COLUMNS = [
     "median_s",
     "min_s",
@@ -27,7 +34,10 @@ STAT_COLUMNS = [
     "loops",
     "converged",
     "stop",
+    "samples_s",
 ]
+# Per process, not per cell: left out of the cell table (which has its own versions).
+PER_PROCESS = [*STAT_COLUMNS, "repeat", "source", "started_at", "finished_at", "warnings"]
 
 
 class ResultFileError(InputError):
@@ -57,8 +67,8 @@ def read_record(path: Path) -> dict[str, Any]:
 
 
 def raw_files(directory: Path) -> list[Path]:
-    """All measurement files of one run directory (device/workload/impl/size.json)."""
-    return sorted(Path(directory).glob("*/*/*/*.json"))
+    """All measurement files of one run directory (device/workload/impl/size/repeat.json)."""
+    return sorted(Path(directory).glob("*/*/*/*/*.json"))
 
 
 def device_model(record: dict[str, Any]) -> str:
@@ -84,12 +94,14 @@ def cell_columns(record: dict[str, Any], source: Path) -> dict[str, Any]:
     return {
         "run_label": prov["config"]["run_label"],
         **cell,
+        "repeat": record["repeat"],
         "work": WORKLOADS[cell["workload"]].work(cell["size"]),
         "device_model": model,
         "device_label": f"{cell['device']} ({model})",
         "status": record["status"],
         "reason": record["reason"],
         "warnings": "; ".join(record["warnings"]),
+        "other_load": _get(record, "host_load", "other_cores"),
         "cores": threads.get("n_cores"),
         "blas_threads": threads.get("blas_threads"),
         "xla_threads": threads.get("xla_threads"),
@@ -112,8 +124,9 @@ def cell_columns(record: dict[str, Any], source: Path) -> dict[str, Any]:
     }
 
 
-def measurements(files: Iterable[Path]) -> pd.DataFrame:
-    """One row per (cell, phase); a cell without phases (not ok) still gets one row."""
+def processes(files: Iterable[Path]) -> pd.DataFrame:
+    """One row per (cell, process, phase), raw samples included; a process without phases
+    (not ok) still gets one row."""
     rows = []
     for path in files:
         record = read_record(path)
@@ -121,28 +134,83 @@ def measurements(files: Iterable[Path]) -> pd.DataFrame:
         if not record["phases"]:
             rows.append({**base, "phase": None})
         for phase, stats in record["phases"].items():
-            ci_low, ci_high = stats["ci95_s"]
-            rows.append(
-                {
-                    **base,
-                    "phase": phase,
-                    **{k: stats.get(k) for k in STAT_COLUMNS},
-                    "ci95_low_s": ci_low,
-                    "ci95_high_s": ci_high,
-                }
-            )
+            rows.append({**base, "phase": phase, **{k: stats.get(k) for k in STAT_COLUMNS}})
     df = pd.DataFrame(rows)
     if df.empty:
         raise ValueError("no measurement files found")
-    clash = df[df.duplicated([*CELL, "phase"], keep=False)]
+    clash = df[df.duplicated([*PROCESS, "phase"], keep=False)]
     if not clash.empty:
         first = clash.iloc[0]
-        files = sorted(set(clash[(clash[CELL] == first[CELL]).all(axis=1)]["source"]))
+        same = (clash[PROCESS] == first[PROCESS]).all(axis=1)
+        files = sorted(set(clash[same]["source"]))
         raise ValueError(
-            f"cell {'/'.join(str(first[c]) for c in CELL)} comes from several files "
-            f"({', '.join(files)}): give each merged run its own run_label"
+            f"cell {'/'.join(str(first[c]) for c in CELL)} (process {first['repeat']}) comes "
+            f"from several files ({', '.join(files)}): give each merged run its own run_label"
         )
-    return df.sort_values([*CELL, "phase"], na_position="first").reset_index(drop=True)
+    return df.sort_values([*PROCESS, "phase"], na_position="first").reset_index(drop=True)
+
+
+def replicate_key(row: Any) -> str:
+    """Seeds a cell's bootstrap: the same replicates wherever the cell is resampled."""
+    return "|".join(str(row[c]) for c in [*CELL, "phase"])
+
+
+def _phase_row(shared: dict[str, Any], phase: str, p: pd.DataFrame) -> dict[str, Any]:
+    samples = [np.asarray(x, dtype=float) for x in p["samples_s"]]
+    estimate = resampling.estimate(samples)
+    low, high = resampling.interval(
+        resampling.replicates(samples, replicate_key({**shared, "phase": phase}))
+    )
+    medians = p["median_s"].astype(float)
+    return {
+        **shared,
+        "phase": phase,
+        "median_s": estimate,
+        "ci95_low_s": low,
+        "ci95_high_s": high,
+        "min_s": float(p["min_s"].min()),
+        "n": int(p["n"].sum()),
+        "n_min": int(p["n"].min()),
+        "processes": len(p),
+        "process_spread": float((medians.max() - medians.min()) / estimate),
+        "loops": int(p["loops"].max()),
+        "stop": ",".join(sorted(set(p["stop"]))),
+    }
+
+
+def cells(proc: pd.DataFrame) -> pd.DataFrame:
+    """One row per (cell, phase): the summary of its processes. A cell is `ok` when one
+    process is; the others' statuses become warnings, never silently dropped."""
+    rows = []
+    for _, g in proc.groupby(CELL, sort=True):
+        ok = g[g["status"] == "ok"]
+        first = (ok if not ok.empty else g).iloc[0]
+        shared = {k: v for k, v in first.items() if k not in (*PER_PROCESS, "phase")}
+        by_process = g.drop_duplicates("repeat")
+        notes = [w for w in by_process["warnings"] if w]
+        bad = by_process[by_process["status"] != "ok"]
+        if not ok.empty and not bad.empty:
+            notes += [
+                f"process {r.repeat} of {len(by_process)} is {r.status}: {r.reason}"
+                for r in bad.itertuples()
+            ]
+        shared["warnings"] = "; ".join(dict.fromkeys(notes))
+        shared["max_rel_err"] = g["max_rel_err"].max()
+        checks = by_process["check_passed"].dropna()
+        shared["check_passed"] = bool(checks.astype(bool).all()) if len(checks) else None
+        if ok.empty:
+            rows.append({**shared, "phase": None, "processes": 0})
+            continue
+        for phase, p in ok[ok["phase"].notna()].groupby("phase", sort=False):
+            rows.append(_phase_row(shared, phase, p))
+    return (
+        pd.DataFrame(rows).sort_values([*CELL, "phase"], na_position="first").reset_index(drop=True)
+    )
+
+
+def measurements(files: Iterable[Path]) -> pd.DataFrame:
+    """The cell table straight from files (tests and notebooks)."""
+    return cells(processes(files))
 
 
 def steady(df: pd.DataFrame) -> pd.DataFrame:

@@ -19,6 +19,9 @@ from blockbench.sampling import BUDGET, SAMPLE_CAP, PhaseRun, collect
 from blockbench.spec import CellSpec
 from blockbench.stats import summarize
 
+# Sample spread (IQR / median) above which a phase is flagged, as pyperf and
+# torch.utils.benchmark warn above 10%.
+UNSTABLE_SPREAD = 0.10
 OOM_MARKERS = ("resource_exhausted", "out of memory", "unable to allocate", "oom")
 
 
@@ -128,6 +131,9 @@ def warnings(record: dict[str, Any], rule_min_samples: int) -> list[str]:
         if phase["n"] < rule_min_samples and phase["stop"] != SAMPLE_CAP:  # not a one-off
             why = "the cell's time budget ran out" if phase["stop"] == BUDGET else phase["stop"]
             out.append(f"{name}: {phase['n']} sample(s) < {rule_min_samples} ({why})")
+        spread = phase["iqr_s"] / phase["median_s"] if phase["median_s"] > 0 else 0.0
+        if phase["n"] >= rule_min_samples and spread > UNSTABLE_SPREAD:
+            out.append(f"{name}: unstable samples (IQR {spread:.0%} of the median)")
     return out
 
 

@@ -4,8 +4,9 @@ Rules live in configuration, not code, so that a reader can check each one by ey
 module refuses an entry that could never be judged before anything is measured.
 """
 
-import operator
+import math
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,6 @@ import yaml
 from blockbench.jobs import InputError
 
 KINDS = ("ratio", "trend", "growth", "check")
-OPS = {">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt}
 CONDITION = re.compile(r"^\s*(>=|>|<=|<)\s*([0-9.eE+-]+)\s*$|^\s*between\s+(\S+)\s+and\s+(\S+)\s*$")
 CLAIM_KEYS = ("id", "slug", "source", "statement", "article", "parts")
 
@@ -25,12 +25,49 @@ class ClaimConfigError(InputError):
 
 def condition_holds(condition: str, value: float) -> bool:
     """`>= 5`, `> 1`, `< 0.5`, `between 1.4 and 3`: rules a reader can check by eye."""
+    return decide(condition, value, value) == HOLDS
+
+
+HOLDS, FAILS, INCONCLUSIVE = "holds", "fails", "inconclusive"
+
+
+@dataclass(frozen=True)
+class Region:
+    """The values a condition accepts: an interval, open or closed at each end."""
+
+    low: float
+    high: float
+    low_closed: bool
+    high_closed: bool
+
+    def below(self, x: float) -> bool:
+        return x < self.low or (x == self.low and not self.low_closed)
+
+    def above(self, x: float) -> bool:
+        return x > self.high or (x == self.high and not self.high_closed)
+
+
+def region(condition: str) -> Region:
     m = CONDITION.match(condition)
     if not m:
         raise ClaimConfigError(f"unreadable condition {condition!r}")
-    if m.group(1):
-        return OPS[m.group(1)](value, float(m.group(2)))
-    return float(m.group(3)) <= value <= float(m.group(4))
+    if not m.group(1):
+        return Region(float(m.group(3)), float(m.group(4)), True, True)
+    op, t = m.group(1), float(m.group(2))
+    if op in (">", ">="):
+        return Region(t, math.inf, op == ">=", False)
+    return Region(-math.inf, t, False, op == "<=")
+
+
+def decide(condition: str, low: float, high: float) -> str:
+    """Three-way: `holds` when the whole interval [low, high] satisfies the condition,
+    `fails` when none of it does, `inconclusive` when it straddles a boundary."""
+    r = region(condition)
+    if r.below(high) or r.above(low):
+        return FAILS
+    if r.below(low) or r.above(high):
+        return INCONCLUSIVE
+    return HOLDS
 
 
 def _check_part(where: str, part: dict[str, Any]) -> None:
@@ -44,6 +81,8 @@ def _check_part(where: str, part: dict[str, Any]) -> None:
         raise ClaimConfigError(f"{where}: size {size!r} is not the article's size (an integer)")
     if "holds_if" in part:
         condition_holds(part["holds_if"], 1.0)  # raises on an unreadable rule
+        if not part.get("why"):
+            raise ClaimConfigError(f"{where}: no 'why' (what in the article the rule stands for)")
 
 
 def load(path: str | Path) -> list[dict[str, Any]]:

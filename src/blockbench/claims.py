@@ -1,15 +1,17 @@
 """Judging the articles' claims against measurements (rules from blockbench.claim_rules).
 
 A claim has parts; each part is one of
-- `ratio`: sum of `num` phase medians over sum of `den` phase medians at one size;
-- `trend`: that ratio at every common size; holds when it grows with size;
-- `growth`: the log-log slope of a phase's time against the workload's amount of work;
+- `ratio`: sum of `num` cell times over sum of `den` cell times at one size;
+- `trend`: the exponent of that ratio against size (> 0: it grows with size);
+- `growth`: the exponent of a phase's time against the workload's amount of work;
 - `check`: every named cell matched the float64 reference (and published values, if any).
-A part's `size` is the article's. Measured there, the part holds or fails; measured at
-another size (the article's was not in this run), its outcome is only indicative. The claim
-is `not_reproduced` when a part fails at the article's setup, `not_run` when a part could
-not be measured (with the cells' own reason), `inconclusive` when the rest rests on
-indicative parts, and `reproduced` when every part holds at the article's setup.
+Every measured value carries a 95% CI from the cells' bootstrap replicates
+(blockbench.resampling), and a part `holds` when its whole CI satisfies its rule, `fails`
+when none of it does, and is `inconclusive` when the CI straddles the rule's boundary.
+A part's `size` is the article's; measured at another size, its outcome is only
+indicative. The claim is `not_reproduced` when a part fails at the article's setup,
+`not_run` when a part could not be measured (with the cells' own reason), `reproduced` when
+every part holds at the article's setup, and `inconclusive` otherwise.
 """
 
 import math
@@ -18,16 +20,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
-from blockbench.claim_rules import condition_holds
+from blockbench import resampling
+from blockbench.aggregate import CELL, replicate_key
+from blockbench.claim_rules import FAILS, HOLDS, INCONCLUSIVE, decide
 
-REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_RUN = (
-    "reproduced",
-    "not_reproduced",
-    "inconclusive",
-    "not_run",
-)
+REPRODUCED, NOT_REPRODUCED, NOT_RUN = "reproduced", "not_reproduced", "not_run"
 VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_RUN)
 MIN_SAMPLES = 5  # fewer samples than this in a phase a part uses is flagged
 
@@ -35,10 +33,13 @@ MIN_SAMPLES = 5  # fewer samples than this in a phase a part uses is flagged
 @dataclass
 class PartResult:
     name: str
-    outcome: str  # holds, fails, not_run
+    outcome: str  # holds, fails, inconclusive, not_run
     measured: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
     article: float | None = None
     condition: str = ""
+    why: str = ""
     size: int | None = None
     article_size: int | None = None
     devices: set[str] = field(default_factory=set)
@@ -51,7 +52,11 @@ class PartResult:
     @property
     def indicative(self) -> bool:
         """Measured, but not at the article's size: shown, never decisive."""
-        return self.article_size is not None and self.size != self.article_size
+        return (
+            self.outcome != NOT_RUN
+            and self.article_size is not None
+            and self.size != self.article_size
+        )
 
     @property
     def setup(self) -> str:
@@ -71,23 +76,31 @@ class Missing(Exception):
 @dataclass(frozen=True)
 class Term:
     median_s: float
+    replicates: np.ndarray
     model: str
-    n: int
+    n_min: int
     warnings: str
 
 
 class RunView:
-    """The rows of one run label, with lookups that explain what is missing."""
+    """The cells of one run label, with their processes for resampling, and lookups that
+    explain what is missing."""
 
-    def __init__(self, df: pd.DataFrame, run_label: str):
+    def __init__(self, cells: pd.DataFrame, processes: pd.DataFrame, run_label: str):
         self.run_label = run_label
-        self.df = df[df["run_label"] == run_label]
+        self.df = cells[cells["run_label"] == run_label]
+        ok = processes[(processes["run_label"] == run_label) & (processes["status"] == "ok")]
+        self._samples = {
+            replicate_key(dict(zip([*CELL, "phase"], key, strict=True))): list(g["samples_s"])
+            for key, g in ok.groupby([*CELL, "phase"])
+        }
         self.devices = set(self.df["device"])  # requested in this run, present or not
+        self._replicates: dict[str, np.ndarray] = {}
 
     @classmethod
-    def each(cls, df: pd.DataFrame) -> list["RunView"]:
+    def each(cls, cells: pd.DataFrame, processes: pd.DataFrame) -> list["RunView"]:
         """One view per run label: claims are judged run by run."""
-        return [cls(df, label) for label in sorted(df["run_label"].unique())]
+        return [cls(cells, processes, label) for label in sorted(cells["run_label"].unique())]
 
     def _cell_rows(self, term: dict[str, Any], size: int | None = None) -> pd.DataFrame:
         d = self.df
@@ -122,6 +135,14 @@ class RunView:
     def sizes_ok(self, term: dict[str, Any]) -> set[int]:
         return set(self.ok_rows(term)["size"])
 
+    def replicates(self, row: pd.Series) -> np.ndarray:
+        """The cell's bootstrap replicates: the same draws as its CI in the tables."""
+        key = replicate_key(row)
+        if key not in self._replicates:
+            samples = [np.asarray(x, dtype=float) for x in self._samples[key]]
+            self._replicates[key] = resampling.replicates(samples, key)
+        return self._replicates[key]
+
     def term(self, term: dict[str, Any], size: int) -> Term:
         hit = self.ok_rows(term, size)
         if hit.empty:
@@ -130,8 +151,9 @@ class RunView:
         warnings = row.get("warnings")
         return Term(
             float(row["median_s"]),
+            self.replicates(row),
             str(row["device_model"]),
-            int(row["n"]),
+            int(row["n_min"]),
             warnings if isinstance(warnings, str) else "",
         )
 
@@ -153,9 +175,10 @@ def choose_size(view: RunView, terms: list[dict[str, Any]], article_size: int | 
 
 @dataclass
 class Measured:
-    """What the terms of one part gave at one size."""
+    """What the terms of one part gave at one size: the value and its replicates."""
 
     value: float
+    replicates: np.ndarray
     models: set[str]
     n_min: int
     warnings: list[str]
@@ -166,30 +189,47 @@ def ratio_at(view: RunView, part: dict[str, Any], size: int) -> Measured:
     counts: list[int] = []
     warnings: list[str] = []
 
-    def total(spec: Any) -> float:
-        s = 0.0
+    def total(spec: Any) -> tuple[float, np.ndarray]:
+        value, reps = 0.0, 0.0
         for t in _terms(spec):
             got = view.term(t, size)
             models.add(f"{t['device']}: {got.model}")
-            counts.append(got.n)
-            phase = t.get("phase", "steady")
-            if got.n < MIN_SAMPLES:
-                warnings.append(f"{t['impl']} {phase} at {size}: {got.n} sample(s)")
+            counts.append(got.n_min)
+            if got.n_min < MIN_SAMPLES:
+                phase = t.get("phase", "steady")
+                warnings.append(f"{t['impl']} {phase} at {size}: {got.n_min} sample(s)")
             if got.warnings:
                 warnings.append(f"{t['impl']} at {size}: {got.warnings}")
-            s += got.median_s
-        return s
+            value, reps = value + got.median_s, reps + got.replicates
+        return value, reps
 
-    value = total(part["num"]) / total(part["den"])
-    return Measured(value, models, min(counts), sorted(set(warnings)))
+    (num, num_reps), (den, den_reps) = total(part["num"]), total(part["den"])
+    return Measured(num / den, num_reps / den_reps, models, min(counts), sorted(set(warnings)))
 
 
-def _result(part: dict[str, Any], outcome: bool, **fields: Any) -> PartResult:
+def _result(
+    part: dict[str, Any],
+    value: float,
+    reps: np.ndarray | None,
+    passed: bool | None = None,
+    **fields: Any,
+) -> PartResult:
+    """A measured part: judged on the CI of its replicates, or on `passed` (checks)."""
+    if reps is None:
+        low = high = None
+        outcome = HOLDS if passed else FAILS
+    else:
+        low, high = resampling.interval(reps)
+        outcome = decide(part["holds_if"], low, high)
     return PartResult(
         part["name"],
-        "holds" if outcome else "fails",
+        outcome,
+        measured=float(value),
+        ci_low=low,
+        ci_high=high,
         article=part.get("article"),
         condition=part.get("holds_if", "every cell passes its check"),
+        why=part.get("why", ""),
         article_size=part.get("size"),
         code=part.get("code", ""),
         **fields,
@@ -202,8 +242,8 @@ def eval_ratio(view: RunView, part: dict[str, Any]) -> PartResult:
     got = ratio_at(view, part, size)
     return _result(
         part,
-        condition_holds(part["holds_if"], got.value),
-        measured=got.value,
+        got.value,
+        got.replicates,
         size=size,
         devices={t["device"] for t in terms},
         models=got.models,
@@ -221,18 +261,17 @@ def eval_trend(view: RunView, part: dict[str, Any]) -> PartResult:
             raise Missing(view.why_missing(lacking[0]))
         raise Missing(f"needs 3 sizes where every term measured fine, has {sizes}")
     each = [ratio_at(view, part, s) for s in sizes]
-    ratios = [m.value for m in each]
-    rho = float(sps.spearmanr(sizes, ratios).statistic)
-    growth = ratios[-1] / ratios[0]
-    holds = condition_holds(part["holds_if"], growth) and rho >= part.get("min_rho", 0.0)
+    values = np.array([m.value for m in each])
+    slope = float(resampling.log_slope(sizes, values))
+    reps = resampling.log_slope(sizes, np.column_stack([m.replicates for m in each]))
     detail = (
-        f"ratio {ratios[0]:.3g} at {sizes[0]} -> {ratios[-1]:.3g} at {sizes[-1]}; "
-        f"Spearman rho {rho:.2f} (needs >= {part.get('min_rho', 0.0)})"
+        f"ratio {values[0]:.3g} at {sizes[0]} -> {values[-1]:.3g} at {sizes[-1]}; "
+        f"exponent of the ratio against size over {sizes}"
     )
     return _result(
         part,
-        holds,
-        measured=growth,
+        slope,
+        reps,
         size=sizes[-1],
         devices={t["device"] for t in terms},
         models=each[-1].models,
@@ -244,7 +283,7 @@ def eval_trend(view: RunView, part: dict[str, Any]) -> PartResult:
 
 def eval_growth(view: RunView, part: dict[str, Any]) -> PartResult:
     term = part["of"]
-    rows = view.ok_rows(term)
+    rows = view.ok_rows(term).sort_values("size")
     if len(rows) < 3:
         if rows.empty:
             raise Missing(view.why_missing(term))
@@ -252,22 +291,26 @@ def eval_growth(view: RunView, part: dict[str, Any]) -> PartResult:
             f"needs 3 sizes of {term['workload']}/{term['impl']} {term['phase']}, "
             f"has {sorted(rows['size'].tolist())}"
         )
-    fit = sps.linregress(np.log(rows["work"].astype(float)), np.log(rows["median_s"]))
-    detail = (
-        f"{term['phase']} time ~ work^{fit.slope:.2f} over sizes "
-        f"{sorted(rows['size'].tolist())} (r={fit.rvalue:.3f})"
+    work = rows["work"].astype(float).tolist()
+    slope = float(resampling.log_slope(work, rows["median_s"].to_numpy(float)))
+    reps = resampling.log_slope(
+        work, np.column_stack([view.replicates(r) for _, r in rows.iterrows()])
     )
-    few = rows[rows["n"] < MIN_SAMPLES]
+    detail = (
+        f"{term['phase']} time ~ work^{slope:.2f} over sizes {rows['size'].tolist()} "
+        f"({rows['median_s'].iloc[0]:.3g} s to {rows['median_s'].iloc[-1]:.3g} s)"
+    )
+    few = rows[rows["n_min"] < MIN_SAMPLES]
     return _result(
         part,
-        condition_holds(part["holds_if"], fit.slope),
-        measured=float(fit.slope),
+        slope,
+        reps,
         size=int(rows["size"].max()),
         devices={term["device"]},
         models={f"{term['device']}: {rows['device_model'].iloc[0]}"},
         detail=detail,
-        n_min=int(rows["n"].min()),
-        warnings=[f"{term['phase']} at {r.size}: {r.n} sample(s)" for r in few.itertuples()],
+        n_min=int(rows["n_min"].min()),
+        warnings=[f"{term['phase']} at {r.size}: {r.n_min} sample(s)" for r in few.itertuples()],
     )
 
 
@@ -290,8 +333,9 @@ def eval_check(view: RunView, part: dict[str, Any]) -> PartResult:
     )
     return _result(
         part,
-        bool(measured["check_passed"].astype(bool).all()),
-        measured=worst,
+        worst,
+        None,
+        passed=bool(measured["check_passed"].astype(bool).all()),
         size=int(measured["size"].max()),
         devices={spec["device"]},
         models={f"{spec['device']}: {measured['device_model'].iloc[0]}"},
@@ -308,9 +352,10 @@ def evaluate_part(view: RunView, part: dict[str, Any]) -> PartResult:
     except Missing as why:
         return PartResult(
             part["name"],
-            "not_run",
+            NOT_RUN,
             article=part.get("article"),
             condition=part.get("holds_if", ""),
+            why=part.get("why", ""),
             article_size=part.get("size"),
             detail=str(why),
             code=part.get("code", ""),
@@ -319,31 +364,45 @@ def evaluate_part(view: RunView, part: dict[str, Any]) -> PartResult:
 
 def verdict(parts: list[PartResult]) -> tuple[str, str]:
     """(verdict, reason): a failure at the article's setup refutes; anything unmeasured
-    leaves the claim open; a part measured only at another setup cannot decide it."""
-    failed = [p for p in parts if p.outcome == "fails" and not p.indicative]
-    missing = [p for p in parts if p.outcome == "not_run"]
-    indicative = [p for p in parts if p.outcome != "not_run" and p.indicative]
+    leaves the claim open; reproduced needs every part to hold at the article's setup."""
+    failed = [p for p in parts if p.outcome == FAILS and not p.indicative]
+    missing = [p for p in parts if p.outcome == NOT_RUN]
+    open_ = [p for p in parts if p.outcome == INCONCLUSIVE or p.indicative]
     if failed:
-        return NOT_REPRODUCED, "; ".join(f"{p.name} fails ({p.condition})" for p in failed)
+        return NOT_REPRODUCED, "; ".join(
+            f"{p.name} fails: {_ci(p)} is outside {p.condition}" for p in failed
+        )
     if missing:
-        held = [p.name for p in parts if p.outcome == "holds"]
+        held = [p.name for p in parts if p.outcome == HOLDS]
         reason = "; ".join(f"{p.name}: {p.detail}" for p in missing)
         return NOT_RUN, reason + (f" (measured parts hold: {', '.join(held)})" if held else "")
-    if indicative:
-        return INCONCLUSIVE, "; ".join(
-            f"{p.name} {p.outcome} but was {p.setup}: indicative only" for p in indicative
-        )
+    if open_:
+        return INCONCLUSIVE, "; ".join(_undecided(p) for p in open_)
     return REPRODUCED, ""
+
+
+def _ci(p: PartResult) -> str:
+    if p.ci_low is None:
+        return fmt(p.measured)
+    return f"{fmt(p.measured)} [{fmt(p.ci_low)}, {fmt(p.ci_high)}]"
+
+
+def _undecided(p: PartResult) -> str:
+    if p.indicative:
+        return f"{p.name} {p.outcome} but was {p.setup}: indicative only"
+    return f"{p.name}: its 95% CI {_ci(p)} straddles the rule {p.condition}"
 
 
 def fmt(x: float | None) -> str:
     return "" if x is None or not math.isfinite(x) else f"{x:.3g}"
 
 
-def evaluate(df: pd.DataFrame, claims: list[dict[str, Any]]) -> pd.DataFrame:
+def evaluate(
+    cells: pd.DataFrame, processes: pd.DataFrame, claims: list[dict[str, Any]]
+) -> pd.DataFrame:
     """One row per (run label, claim); the first part's figures are the headline."""
     rows = []
-    for view in RunView.each(df):
+    for view in RunView.each(cells, processes):
         for claim in claims:
             parts = [evaluate_part(view, p) for p in claim["parts"]]
             verdict_, reason = verdict(parts)
@@ -356,9 +415,12 @@ def evaluate(df: pd.DataFrame, claims: list[dict[str, Any]]) -> pd.DataFrame:
                     "source": claim["source"],
                     "verdict": verdict_,
                     "measured": head.measured,
+                    "ci_low": head.ci_low,
+                    "ci_high": head.ci_high,
                     "article": head.article,
                     "metric": head.name,
                     "condition": head.condition,
+                    "why": head.why,
                     "device": "+".join(sorted(set().union(*(p.devices for p in parts))))
                     or "+".join(sorted(claim.get("devices", []))),
                     "device_model": "; ".join(sorted(set().union(*(p.models for p in parts)))),
@@ -367,7 +429,7 @@ def evaluate(df: pd.DataFrame, claims: list[dict[str, Any]]) -> pd.DataFrame:
                     "setup": head.setup,
                     "n_min": min((p.n_min for p in parts if p.n_min is not None), default=None),
                     "parts": " | ".join(
-                        f"{p.name}: {fmt(p.measured) or '-'} vs article {fmt(p.article) or '-'}"
+                        f"{p.name}: {_ci(p) or '-'} vs article {fmt(p.article) or '-'}"
                         f" [{p.condition}] -> {p.outcome}"
                         + (f", {p.setup}" if p.setup else "")
                         + (f" ({p.detail})" if p.detail else "")
@@ -382,10 +444,12 @@ def evaluate(df: pd.DataFrame, claims: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def claim_ratios(df: pd.DataFrame, claims: list[dict[str, Any]]) -> pd.DataFrame:
-    """Every part of every claim as a row: the ratios the claims need, and their setup."""
+def claim_ratios(
+    cells: pd.DataFrame, processes: pd.DataFrame, claims: list[dict[str, Any]]
+) -> pd.DataFrame:
+    """Every part of every claim as a row: value, CI, setup and outcome."""
     rows = []
-    for view in RunView.each(df):
+    for view in RunView.each(cells, processes):
         for claim in claims:
             for part in claim["parts"]:
                 r = evaluate_part(view, part)
@@ -397,11 +461,14 @@ def claim_ratios(df: pd.DataFrame, claims: list[dict[str, Any]]) -> pd.DataFrame
                         "kind": part.get("kind", "ratio"),
                         "size": r.size,
                         "article_size": r.article_size,
-                        "indicative": r.indicative and r.outcome != "not_run",
+                        "indicative": r.indicative,
                         "setup": r.setup,
                         "measured": r.measured,
+                        "ci_low": r.ci_low,
+                        "ci_high": r.ci_high,
                         "article": r.article,
                         "condition": r.condition,
+                        "why": r.why,
                         "outcome": r.outcome,
                         "n_min": r.n_min,
                         "code": r.code,

@@ -12,11 +12,27 @@ import pandas as pd
 from blockbench.claims import fmt
 
 LEGEND = (
-    "**reproduced**: every part holds at the article's setup · **not_reproduced**: a part "
-    "fails at the article's setup · **inconclusive**: the rest rests on parts measured at "
-    "another size than the article's (shown, never decisive) · **not_run**: a cell the claim "
-    "needs was not measured (the reason is given)"
+    "Every value is shown with its 95% confidence interval (a bootstrap over the worker "
+    "processes that measured each cell, and over their samples). A part **holds** when its "
+    "whole interval satisfies its rule, **fails** when none of it does, and is "
+    "**inconclusive** when the interval straddles the rule. A claim is **reproduced** when "
+    "every part holds at the article's setup, **not_reproduced** when a part fails at the "
+    "article's setup, **not_run** when a cell it needs was not measured (the reason is "
+    "given), and **inconclusive** otherwise: an undecided part, or a part measured only at "
+    "another size than the article's (shown, never decisive)."
 )
+
+
+def value_ci(value: Any, low: Any, high: Any) -> str:
+    if _missing(value):
+        return ""
+    if _missing(low):
+        return fmt(value)
+    return f"{fmt(value)} [{fmt(low)}, {fmt(high)}]"
+
+
+def _missing(x: Any) -> bool:
+    return x is None or (isinstance(x, float) and pd.isna(x))
 
 
 def _cell(text: Any) -> str:
@@ -29,13 +45,15 @@ def _cell(text: Any) -> str:
 
 def _verdicts(runs: pd.DataFrame) -> list[str]:
     lines = [
-        "| claim | verdict | measured | article | what is compared | setup | device | note |",
-        "|---|---|---|---|---|---|---|---|",
+        "| claim | verdict | measured [95% CI] | article | what is compared | rule | setup "
+        "| device | note |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in runs.itertuples():
         lines.append(
-            f"| {r.claim_id} `{r.slug}` | **{r.verdict}** | {fmt(r.measured)} | "
-            f"{fmt(r.article)} | {_cell(r.metric)} | {_cell(r.setup)} | "
+            f"| {r.claim_id} `{r.slug}` | **{r.verdict}** | "
+            f"{value_ci(r.measured, r.ci_low, r.ci_high)} | {fmt(r.article)} | "
+            f"{_cell(r.metric)} | {_cell(r.condition)} | {_cell(r.setup)} | "
             f"{_cell(r.device_model or r.device)} | {_cell(r.note)} |"
         )
     return lines
@@ -43,17 +61,17 @@ def _verdicts(runs: pd.DataFrame) -> list[str]:
 
 def _parts(parts: pd.DataFrame) -> list[str]:
     lines = [
-        "| claim | part | measured | article | holds if | outcome | setup | fewest samples "
-        "| article's code | how it was measured |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| claim | part | measured [95% CI] | article | holds if | why this rule | outcome "
+        "| setup | fewest samples | article's code | how it was measured |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in parts.itertuples():
         outcome = f"{r.outcome} (indicative)" if r.indicative else r.outcome
         n = "" if pd.isna(r.n_min) else int(r.n_min)
         lines.append(
-            f"| {r.claim_id} | {_cell(r.part)} | {fmt(r.measured)} | {fmt(r.article)} | "
-            f"{_cell(r.condition)} | {outcome} | {_cell(r.setup)} | {n} | `{_cell(r.code)}` | "
-            f"{_cell(r.detail)} |"
+            f"| {r.claim_id} | {_cell(r.part)} | {value_ci(r.measured, r.ci_low, r.ci_high)} | "
+            f"{fmt(r.article)} | {_cell(r.condition)} | {_cell(r.why)} | {outcome} | "
+            f"{_cell(r.setup)} | {n} | `{_cell(r.code)}` | {_cell(r.detail)} |"
         )
     return lines
 
@@ -80,6 +98,7 @@ def to_markdown(table: pd.DataFrame, parts: pd.DataFrame, claims: list[dict[str,
             at = f" at {part['size']}" if "size" in part else ""
             lines.append(
                 f"  - {part.get('kind', 'ratio')} `{part['name']}`{at}: holds if {rule}"
+                + (f" ({part['why']})" if part.get("why") else "")
                 + (f", article {part['article']}" if "article" in part else "")
                 + f"; article's code `{part['code']}`"
             )

@@ -5,7 +5,9 @@ span decades (microsecond dispatches, second-long compiles), so time axes are lo
 """
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -20,6 +22,17 @@ from blockbench.spec import PHASES
 
 # One colour per phase in every panel (colour-blind-safe palette).
 PHASE_COLORS = dict(zip(PHASES, sns.color_palette("colorblind", len(PHASES)), strict=True))
+
+
+@dataclass(frozen=True)
+class Tables:
+    """What a figure is drawn from: the cell and process tables and the claims."""
+
+    cells: pd.DataFrame
+    processes: pd.DataFrame
+    claims: list[dict[str, Any]]
+
+
 RULE_COLORS = {
     "holds": "tab:green",
     "fails": "tab:red",
@@ -99,7 +112,8 @@ def _parity_line(ax: plt.Axes, d: pd.DataFrame, palette: dict) -> None:
     ax.axhline(1.0, color="grey", lw=0.8, ls=":")
 
 
-def time_vs_size(df: pd.DataFrame, _: list) -> plt.Figure:
+def time_vs_size(t: Tables) -> plt.Figure:
+    df = t.cells
     return _lines_per_workload(
         aggregate.steady(df),
         "median_s",
@@ -109,7 +123,8 @@ def time_vs_size(df: pd.DataFrame, _: list) -> plt.Figure:
     )
 
 
-def speedup_vs_size(df: pd.DataFrame, _: list) -> plt.Figure:
+def speedup_vs_size(t: Tables) -> plt.Figure:
+    df = t.cells
     return _lines_per_workload(
         aggregate.speedups(df),
         "speedup",
@@ -119,10 +134,11 @@ def speedup_vs_size(df: pd.DataFrame, _: list) -> plt.Figure:
     )
 
 
-def phases(df: pd.DataFrame, _: list) -> plt.Figure:
+def phases(t: Tables) -> plt.Figure:
     """Where a user's time goes: transfer, compile, first call, steady, readback; for each
     implementation at the largest size that measured all of its phases (the articles' large
     sizes often measure only the phases their claims use)."""
+    df = t.cells
     ok = df[(df["status"] == "ok") & df["phase"].notna()]
     key = ["run_label", "workload", "impl", "device"]
     count = ok.groupby([*key, "size"])["phase"].transform("count")
@@ -158,8 +174,9 @@ def phases(df: pd.DataFrame, _: list) -> plt.Figure:
     return fig
 
 
-def dispatch_vs_blocked(df: pd.DataFrame, _: list) -> plt.Figure:
+def dispatch_vs_blocked(t: Tables) -> plt.Figure:
     """Source A: what an unblocked timer sees, the blocked time, and np.asarray of the result."""
+    df = t.cells
     shown = {
         "dispatch": "jnp.dot(x, x) (unblocked)",
         "steady": "jnp.dot(x, x).block_until_ready()",
@@ -192,8 +209,9 @@ def dispatch_vs_blocked(df: pd.DataFrame, _: list) -> plt.Figure:
     return fig
 
 
-def compile_growth(df: pd.DataFrame, _: list) -> plt.Figure:
+def compile_growth(t: Tables) -> plt.Figure:
     """Source D: compile time of jit(loop) against the number of scalar updates, fitted."""
+    df = t.cells
     d = df[(df["workload"] == "stencil") & (df["phase"] == "compile") & (df["status"] == "ok")]
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     if d.empty:
@@ -217,9 +235,9 @@ def compile_growth(df: pd.DataFrame, _: list) -> plt.Figure:
     return fig
 
 
-def claims_figure(df: pd.DataFrame, claim_list: list) -> plt.Figure:
+def claims_figure(t: Tables) -> plt.Figure:
     """Article ratio against measured ratio; on the diagonal the article is matched exactly."""
-    parts = claims.claim_ratios(df, claim_list)
+    parts = claims.claim_ratios(t.cells, t.processes, t.claims)
     parts = parts[parts["measured"].notna() & parts["article"].notna() & (parts["kind"] == "ratio")]
     fig, ax = plt.subplots(figsize=(6.5, 6))
     if parts.empty:
@@ -262,7 +280,7 @@ def claims_figure(df: pd.DataFrame, claim_list: list) -> plt.Figure:
     return fig
 
 
-FIGURES: dict[str, Callable[[pd.DataFrame, list], plt.Figure]] = {
+FIGURES: dict[str, Callable[[Tables], plt.Figure]] = {
     "time_vs_size": time_vs_size,
     "speedup_vs_size": speedup_vs_size,
     "phases": phases,
@@ -274,11 +292,17 @@ NAMES = tuple(FIGURES)
 
 
 def draw(
-    name: str, measurements: str | Path, claims_file: str | Path, outputs: Sequence[str | Path]
+    name: str,
+    measurements: str | Path,
+    processes: str | Path,
+    claims_file: str | Path,
+    outputs: Sequence[str | Path],
 ) -> None:
     sns.set_theme(style="whitegrid", context="paper")
-    df = pd.read_parquet(measurements)
-    fig = FIGURES[name](df, claim_rules.load(claims_file))
+    tables = Tables(
+        pd.read_parquet(measurements), pd.read_parquet(processes), claim_rules.load(claims_file)
+    )
+    fig = FIGURES[name](tables)
     fig.tight_layout()
     for out in outputs:
         Path(out).parent.mkdir(parents=True, exist_ok=True)

@@ -30,8 +30,10 @@ class Cell:
     impl: str
     size: int
 
-    def path(self, run_label: str) -> str:
-        return f"results/raw/{run_label}/{self.device}/{self.workload}/{self.impl}/{self.size}.json"
+    def path(self, run_label: str, repeat: int = 0) -> str:
+        """Where worker process `repeat` of this cell writes its JSON."""
+        cell = f"{self.device}/{self.workload}/{self.impl}/{self.size}"
+        return f"results/raw/{run_label}/{cell}/{repeat}.json"
 
 
 def _check_size(where: str, workload: str, size: int) -> None:

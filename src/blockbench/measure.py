@@ -11,6 +11,7 @@ neither JAX nor SciPy (seconds per cell); the worker validates the cell before m
 import argparse
 import fcntl
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -22,6 +23,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from blockbench import cores, provenance
 from blockbench.results_io import SCHEMA_VERSION, read_json, validate, write_json_atomic
 from blockbench.sampling import StopRule
@@ -32,6 +35,8 @@ STDERR_TAIL = 2000
 # Share of the budget a worker may spend sampling; the rest is for the correctness check
 # and writing, so a slow cell ends with fewer samples (and says so), not with a kill.
 SAMPLING_SHARE = 0.85
+# Other processes' CPU use during a cell above which the cell is flagged (in cores).
+BUSY_HOST_CORES = 0.25
 
 
 def default_lock_path() -> Path:
@@ -96,6 +101,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help=f"comma-separated phases to measure (default: all that apply; of {','.join(PHASES)})",
     )
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--repeat",
+        type=int,
+        default=0,
+        help="which of the cell's independent worker processes this is (recorded)",
+    )
     p.add_argument("--matmul-precision", choices=PRECISIONS, default="default")
     p.add_argument("--run-label", default="local")
     p.add_argument(
@@ -105,6 +116,54 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="host-wide lock file: one measurement per host at a time",
     )
     return p.parse_args(argv)
+
+
+class HostLoad:
+    """How much CPU other processes used while a cell ran: a neighbour on the machine (or a
+    hypervisor stealing time) inflates timings, and a reader must be told. The load average
+    cannot say it, since the cell's own threads already keep it at the core count."""
+
+    def __init__(self) -> None:
+        self.start = time.monotonic()
+        self.cpu = psutil.cpu_times()
+        self.own = self._own_cpu()
+        self.load = os.getloadavg() if hasattr(os, "getloadavg") else None
+
+    @staticmethod
+    def _own_cpu() -> float:
+        usage = [
+            resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+        ]
+        return sum(u.ru_utime + u.ru_stime for u in usage)
+
+    @staticmethod
+    def _busy(t: Any) -> float:
+        return sum(t) - t.idle - getattr(t, "iowait", 0.0) - getattr(t, "steal", 0.0)
+
+    def finish(self) -> dict[str, Any]:
+        wall = max(time.monotonic() - self.start, 1e-9)
+        cpu = psutil.cpu_times()
+        own = self._own_cpu() - self.own
+        other = max(0.0, self._busy(cpu) - self._busy(self.cpu) - own) / wall
+        steal = (getattr(cpu, "steal", 0.0) - getattr(self.cpu, "steal", 0.0)) / wall
+        return {
+            "other_cores": round(other, 3),
+            "steal_cores": round(steal, 3),
+            "load_average_start": list(self.load) if self.load else None,
+            "load_average_end": list(os.getloadavg()) if self.load else None,
+        }
+
+
+def load_warnings(load: dict[str, Any]) -> list[str]:
+    out = []
+    if load["other_cores"] > BUSY_HOST_CORES:
+        out.append(
+            f"busy host: other processes used {load['other_cores']:.2f} cores on average "
+            "during the cell"
+        )
+    if load["steal_cores"] > BUSY_HOST_CORES:
+        out.append(f"the hypervisor stole {load['steal_cores']:.2f} cores during the cell")
+    return out
 
 
 @contextmanager
@@ -226,7 +285,9 @@ def main(argv: list[str] | None = None) -> int:
             phases=args.phases,
             deadline=started + SAMPLING_SHARE * args.budget_s,
         )
+        load = HostLoad()
         outcome = run_worker(spec, args.budget_s, lock_fd)
+        host_load = load.finish()
         finished = time.time()
     if outcome is None:
         return EXIT_BAD_CELL
@@ -238,15 +299,19 @@ def main(argv: list[str] | None = None) -> int:
         "matmul_precision": args.matmul_precision,
         "threads": args.threads,
         "phases": list(args.phases) if args.phases else None,
+        "repeat": args.repeat,
     }
     record = {
         "schema_version": SCHEMA_VERSION,
         "cell": spec.cell,
+        "repeat": args.repeat,
         "warnings": [],
         **outcome,
+        "host_load": host_load,
         "started_at": started,
         "finished_at": finished,
     }
+    record["warnings"] = record["warnings"] + load_warnings(host_load)
     validate(record)
     write_json_atomic(args.out, record)
     steady = record["phases"].get("steady", {}).get("median_s")

@@ -9,7 +9,8 @@ from typing import Any
 
 import jsonschema
 
-SCHEMA_VERSION = 2  # 2: warnings, per-phase stop reason, thread parity, asarray
+# 2: warnings, per-phase stop reason, thread parity, asarray; 3: repeat, host_load
+SCHEMA_VERSION = 3
 SCHEMA_PATH = Path(__file__).with_name("schemas") / "measurement.schema.json"
 
 

@@ -6,7 +6,7 @@ from typing import Any
 import pandas as pd
 
 from blockbench import claim_rules, claims, claims_report
-from blockbench.aggregate import CELL, measurements, speedups, write_table
+from blockbench.aggregate import CELL, cells, processes, speedups, write_table
 
 READABLE = [
     *CELL,
@@ -17,6 +17,8 @@ READABLE = [
     "ci95_low_s",
     "ci95_high_s",
     "n",
+    "processes",
+    "process_spread",
     "loops",
     "stop",
     "cores",
@@ -28,12 +30,16 @@ READABLE = [
 
 
 def build_tables(raw: list[str], claims_file: str | Path, out: Any) -> pd.DataFrame:
-    """Measurements (CSV, Parquet, Markdown) and speedups with the ratio every claim needs."""
-    df = measurements(Path(p) for p in raw)
+    """Processes (one row per worker process and phase, raw samples in the Parquet file),
+    cells (CSV, Parquet, Markdown) and speedups with every claim part and its CI."""
+    proc = processes(Path(p) for p in raw)
+    proc.to_parquet(out.processes, index=False)
+    write_table(proc.drop(columns=["samples_s"]), Path(out.processes_csv))
+    df = cells(proc)
     write_table(df, Path(out.csv))
     df.to_parquet(out.parquet, index=False)
     Path(out.md).write_text(df[READABLE].to_markdown(index=False, floatfmt=".4g") + "\n")
-    ratios = claims.claim_ratios(df, claim_rules.load(claims_file))
+    ratios = claims.claim_ratios(df, proc, claim_rules.load(claims_file))
     table = pd.concat(
         [speedups(df).assign(kind="baseline"), ratios.assign(kind="claim")], ignore_index=True
     )
@@ -42,17 +48,22 @@ def build_tables(raw: list[str], claims_file: str | Path, out: Any) -> pd.DataFr
 
 
 def build_claims(
-    measurements_file: str | Path, claims_file: str | Path, csv: str | Path, markdown: str | Path
+    measurements_file: str | Path,
+    processes_file: str | Path,
+    claims_file: str | Path,
+    csv: str | Path,
+    markdown: str | Path,
 ) -> pd.DataFrame:
     """Verdicts as CSV and as the Markdown report."""
     claim_list = claim_rules.load(claims_file)
-    df = pd.read_parquet(measurements_file)
-    table = claims.evaluate(df, claim_list)
+    df, proc = pd.read_parquet(measurements_file), pd.read_parquet(processes_file)
+    table = claims.evaluate(df, proc, claim_list)
     write_table(table, Path(csv))
-    parts = claims.claim_ratios(df, claim_list)
+    parts = claims.claim_ratios(df, proc, claim_list)
     Path(markdown).write_text(claims_report.to_markdown(table, parts, claim_list))
     for r in table.itertuples():
         print(
-            f"{r.run_label} {r.claim_id}: {r.verdict} (measured {r.measured}, article {r.article})"
+            f"{r.run_label} {r.claim_id}: {r.verdict} (measured {r.measured:.4g} "
+            f"[{r.ci_low:.4g}, {r.ci_high:.4g}], article {r.article})"
         )
     return table

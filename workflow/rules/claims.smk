@@ -1,9 +1,10 @@
-# Verdict per claim and run: reproduced, not_reproduced or not_run (with the reason).
+# Verdict per claim and run: reproduced, not_reproduced, inconclusive or not_run (with why).
 
 
 rule claims:
     input:
         measurements="results/tables/measurements.parquet",
+        processes="results/tables/processes.parquet",
         claims=config["claims"],
     output:
         csv=report(

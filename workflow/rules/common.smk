@@ -8,13 +8,17 @@ grid.check(config)
 
 PLAN = grid.plan(config)
 RUN = config["run_label"]
-RAW = [cell.path(RUN) for cell in PLAN]
+RAW = [cell.path(RUN, r) for cell in PLAN for r in range(config["repeats"])]
 MERGED = [str(p) for run in config["merge"] for p in raw_files(Path(run))]
 TABLES = expand(
     "results/tables/{name}.{ext}",
     name=["measurements", "speedups"],
     ext=["csv", "md"],
-) + ["results/tables/measurements.parquet"]
+) + [
+    "results/tables/measurements.parquet",
+    "results/tables/processes.parquet",
+    "results/tables/processes.csv",
+]
 FIGURES = expand("results/figures/{name}.{ext}", name=figures.NAMES, ext=["png", "svg"])
 CLAIMS = ["results/claims.csv", "results/claims.md"]
 ENV = "../../environment.yml"

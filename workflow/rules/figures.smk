@@ -4,6 +4,7 @@
 rule figure:
     input:
         "results/tables/measurements.parquet",
+        processes="results/tables/processes.parquet",
         claims=config["claims"],
     output:
         png=report(

@@ -1,16 +1,20 @@
-# One job per grid cell. `measure_host` is a global resource limited to 1 by the default
-# profile, and scripts/measure.py also takes a host-wide lock, so no two measurements ever
-# share a host's cores or its GPU, whatever --cores says.
+# One job per grid cell and worker process (`repeats` of them). `measure_host` is a global
+# resource limited to 1 by the default profile, and scripts/measure.py also takes a host-wide
+# lock, so no two measurements ever share a host's cores or its GPU, whatever --cores says.
+# Priority spreads a cell's processes over the run: process 0 of every cell comes before
+# process 1 of any, so they see the machine at different minutes.
 
 
 rule measure:
     output:
-        "results/raw/{run_label}/{device}/{workload}/{impl}/{size}.json",
+        "results/raw/{run_label}/{device}/{workload}/{impl}/{size}/{repeat}.json",
     log:
-        "logs/measure/{run_label}/{device}/{workload}/{impl}/{size}.log",
+        "logs/measure/{run_label}/{device}/{workload}/{impl}/{size}/{repeat}.log",
     wildcard_constraints:
         device="cpu|gpu|tpu",
         size=r"\d+",
+        repeat=r"\d+",
+    priority: lambda wc: config["repeats"] - int(wc.repeat)
     group:
         # only used by cluster executors: small CPU cells share one submission, run in turn
         lambda wc: "measure_cpu" if wc.device == "cpu" else None

@@ -13,6 +13,8 @@ rule tables:
             category="Tables",
         ),
         parquet="results/tables/measurements.parquet",
+        processes="results/tables/processes.parquet",
+        processes_csv="results/tables/processes.csv",
         md="results/tables/measurements.md",
         speedups=report(
             "results/tables/speedups.csv",

@@ -5,6 +5,7 @@ from blockbench import jobs, stages
 with jobs.logged(snakemake.log[0]):
     stages.build_claims(
         measurements_file=snakemake.input.measurements,
+        processes_file=snakemake.input.processes,
         claims_file=snakemake.input.claims,
         csv=snakemake.output.csv,
         markdown=snakemake.output.md,

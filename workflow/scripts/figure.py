@@ -6,6 +6,7 @@ with jobs.logged(snakemake.log[0]):
     figures.draw(
         snakemake.wildcards.name,
         measurements=snakemake.input[0],
+        processes=snakemake.input.processes,
         claims_file=snakemake.input.claims,
         outputs=[snakemake.output.png, snakemake.output.svg],
     )

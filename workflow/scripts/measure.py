@@ -19,6 +19,8 @@ args = [
     snakemake.output[0],
     "--run-label",
     wc.run_label,
+    "--repeat",
+    wc.repeat,
     "--budget-s",
     str(p.budget_s),
     "--seed",
