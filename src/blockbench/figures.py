@@ -36,8 +36,10 @@ class Tables:
 RULE_COLORS = {
     "holds": "tab:green",
     "fails": "tab:red",
+    "inconclusive": "tab:orange",
     "holds (indicative)": "#9ad29a",
     "fails (indicative)": "#f2a3a3",
+    "inconclusive (indicative)": "#f5c48a",
 }
 
 
@@ -245,6 +247,16 @@ def claims_figure(t: Tables) -> plt.Figure:
         return fig
     parts["claim's rule"] = parts["outcome"].where(
         ~parts["indicative"].astype(bool), parts["outcome"] + " (indicative)"
+    )
+    ax.errorbar(
+        parts["article"],
+        parts["measured"],
+        yerr=[parts["measured"] - parts["ci_low"], parts["ci_high"] - parts["measured"]],
+        fmt="none",
+        ecolor="grey",
+        elinewidth=1,
+        capsize=2,
+        label="95% CI",
     )
     sns.scatterplot(
         parts,
