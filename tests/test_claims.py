@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from blockbench import claim_rules, claims, claims_report
+from blockbench import claim_rules, claims, claims_report, resampling
 from blockbench.aggregate import cells, measurements, raw_files, speedups
 from blockbench.registry import WORKLOADS
 
@@ -31,13 +31,16 @@ def row(
     spread=0.0,
     processes=3,
     seed=0,
+    process_spread=0.0,
 ):
     """The process rows of one cell: `processes` workers of `n` samples each, lognormal
-    around `median` with relative `spread` (0: every sample is exactly `median`)."""
+    around `median` with relative `spread` (0: every sample is exactly `median`), each
+    process shifted by its own lognormal effect of relative size `process_spread`."""
     rng = np.random.default_rng([seed, size, zlib.crc32(f"{impl}|{phase}|{device}".encode())])
     out = []
     for repeat in range(processes):
-        samples = median * np.exp(spread * rng.standard_normal(n))
+        shift = np.exp(process_spread * rng.standard_normal())
+        samples = median * shift * np.exp(spread * rng.standard_normal(n))
         out.append(
             {
                 "run_label": run_label,
@@ -60,6 +63,7 @@ def row(
                 "max_rel_err": 1e-7,
                 "work": WORKLOADS[workload].work(size),
                 "warnings": warnings,
+                "other_load": 0.0,
             }
         )
     return out
@@ -279,12 +283,30 @@ def test_reference_speedups_use_the_cpu_baseline():
 # ---- A/A and known differences: the three-way verdicts on noisy data ----------------------
 
 
-def noisy_pair(ratio, seed, spread=0.05, n=20, processes=3):
-    """jax = ratio x numpy, both lognormal with the given spread, at size 100."""
+def noisy_pair(ratio, seed, spread=0.05, n=20, processes=3, process_spread=0.0):
+    """jax = ratio x numpy, both lognormal with the given spreads, at size 100."""
+    noise = {"spread": spread, "n": n, "processes": processes, "process_spread": process_spread}
     return [
-        row("numpy", 100, median=1.0, spread=spread, n=n, processes=processes, seed=seed),
-        row("jax", 100, median=ratio, spread=spread, n=n, processes=processes, seed=seed + 1),
+        row("numpy", 100, median=1.0, seed=seed, **noise),
+        row("jax", 100, median=ratio, seed=seed + 1, **noise),
     ]
+
+
+def test_a_a_ratio_cis_cover_the_truth_at_least_as_often_as_they_claim():
+    """Coverage is what an A/A check rests on. With a process effect as large as the sample
+    noise and 3 processes a cell (a percentile bootstrap over processes would cover ~75%),
+    the 95% CI of the ratio of two identical cells must contain 1 at least 95% of the time
+    (combining each cell's t gives the Behrens-Fisher interval, which errs wide), and a
+    rule at 1 must rarely be failed."""
+    trials = 150
+    covered = failed = 0
+    for seed in range(trials):
+        rows = noisy_pair(1.0, 1000 + 2 * seed, process_spread=0.05)
+        result = judge(rows, ratio_part(size=100, holds_if="> 1"))
+        covered += result["ci_low"] <= 1.0 <= result["ci_high"]
+        failed += result["verdict"] == "not_reproduced"
+    assert covered / trials >= 0.93, covered
+    assert failed / trials <= 0.03, failed
 
 
 @pytest.mark.parametrize("seed", range(0, 40, 2))
@@ -330,3 +352,15 @@ def test_between_process_spread_widens_the_ci():
     rows = [tight, row("jax", 100, median=1.0, processes=2)]
     result = judge(rows, ratio_part(size=100, holds_if="> 1"))
     assert result["ci_high"] - result["ci_low"] > 0.1  # covers the 20% between processes
+
+
+def test_a_single_cells_ci_covers_its_true_time_about_95_percent_of_the_time():
+    """The cell-level interval (the tables' CI) is a t-interval on process medians: exact
+    coverage when process effects dominate, neither too wide nor too narrow."""
+    rng = np.random.default_rng(7)
+    trials, covered = 400, 0
+    for t in range(trials):
+        processes = [np.exp(rng.normal(0, 0.05) + rng.normal(0, 0.05, 20)) for _ in range(3)]
+        low, high = resampling.interval(resampling.replicates(processes, f"cover-{t}"))
+        covered += low <= 1.0 <= high
+    assert 0.91 <= covered / trials <= 0.98, covered

@@ -1,6 +1,7 @@
 """The one-cell command: statuses as results, programming errors as failures, files intact."""
 
 import fcntl
+import itertools
 import json
 import os
 import subprocess
@@ -217,23 +218,21 @@ def test_an_unknown_phase_is_refused(measure_cli):
 
 
 def test_a_a_the_same_cell_measured_twice_is_not_judged_different(tmp_path):
-    """Real A/A: processes of one cell, alternated between two labels; judged as if they
-    were two implementations, their ratio's CI contains 1 and neither rule fails."""
+    """Real A/A: 8 processes of one cell, split every way into two groups of 4 and judged
+    as if the groups were two implementations. A 95% CI contains 1 for about 95% of such
+    splits; the test asks for 80%, so that it checks the intervals and is not flaky."""
     files = []
-    for repeat in range(8):  # a, b, a, b, ...: drift over the test hits both sides
+    for repeat in range(8):
         out = tmp_path / f"{repeat}.json"
         rc, record, err = run_measure(
             out,
             *("--device", "cpu", "--workload", "selu", "--impl", "numpy", "--size", "10000"),
-            *("--repeat", str(repeat)),
+            *("--phases", "steady", "--repeat", str(repeat)),
             lock=tmp_path / "lock",
         )
         assert rc == 0 and record["status"] == "ok", err
         files.append(out)
     proc = aggregate.processes(files)
-    proc["impl"] = proc["repeat"].map(lambda r: "numpy" if r % 2 == 0 else "numpy_b")
-    proc["repeat"] //= 2
-    df = aggregate.cells(proc)
     part = {
         "name": "b / a",
         "num": {"device": "cpu", "workload": "selu", "impl": "numpy_b"},
@@ -241,10 +240,15 @@ def test_a_a_the_same_cell_measured_twice_is_not_judged_different(tmp_path):
         "size": 10000,
         "code": "selu(x) / selu(x)",
         "why": "A/A",
+        "holds_if": "> 1",
     }
     claim = {"id": "AA", "slug": "aa", "source": "s", "statement": "t", "article": "a"}
-    for rule in ("> 1", "< 1"):
-        result = claims.evaluate(df, proc, [{**claim, "parts": [{**part, "holds_if": rule}]}])
+    splits = [g for g in itertools.combinations(range(8), 4) if 0 in g]  # each split once
+    covered = 0
+    for group in splits:
+        split = proc.assign(impl=proc["repeat"].map(lambda r, g=group: "numpy_b" * (r in g)))
+        split["impl"] = split["impl"].replace("", "numpy")
+        result = claims.evaluate(aggregate.cells(split), split, [{**claim, "parts": [part]}])
         r = result.iloc[0]
-        assert r["ci_low"] <= 1.0 <= r["ci_high"], (r["measured"], r["ci_low"], r["ci_high"])
-        assert r["verdict"] == "inconclusive"
+        covered += r["ci_low"] <= 1.0 <= r["ci_high"]
+    assert covered >= 0.8 * len(splits), f"{covered} of {len(splits)} splits cover 1"

@@ -376,6 +376,15 @@ def test_a_bad_merged_file_stops_tables_with_one_line_naming_it(tmp_path, conten
     assert log.startswith(line) and reason in log and "Traceback" not in log
 
 
+def test_a_merge_folder_without_measurements_is_refused_before_any_job(tmp_path):
+    wf = workflow_copy(tmp_path, {"merge": ["old-run"]})
+    (wf / "old-run/cpu/selu/numpy").mkdir(parents=True)
+    (wf / "old-run/cpu/selu/numpy/100.json").write_text("{}")  # an older layout
+    run = snakemake(wf, "--cores", "1", "--configfile", "tiny.yaml")
+    assert run.returncode != 0 and "merge[0]: 'old-run' holds no measurements" in run.stderr
+    assert not (wf / "results").exists()
+
+
 def test_two_files_for_one_cell_are_refused(tmp_path):
     twin = tmp_path / "twin"
     shutil.copytree(REFERENCE / "cpu/selu", twin / "cpu/selu")

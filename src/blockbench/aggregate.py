@@ -156,6 +156,7 @@ def replicate_key(row: Any) -> str:
 
 
 def _phase_row(shared: dict[str, Any], phase: str, p: pd.DataFrame) -> dict[str, Any]:
+    """One cell and phase from its processes: the estimate, its CI, their disagreement."""
     samples = [np.asarray(x, dtype=float) for x in p["samples_s"]]
     estimate = resampling.estimate(samples)
     low, high = resampling.interval(
@@ -196,12 +197,16 @@ def cells(proc: pd.DataFrame) -> pd.DataFrame:
             ]
         shared["warnings"] = "; ".join(dict.fromkeys(notes))
         shared["max_rel_err"] = g["max_rel_err"].max()
+        shared["other_load"] = g["other_load"].max()
         checks = by_process["check_passed"].dropna()
         shared["check_passed"] = bool(checks.astype(bool).all()) if len(checks) else None
         if ok.empty:
             rows.append({**shared, "phase": None, "processes": 0})
             continue
-        for phase, p in ok[ok["phase"].notna()].groupby("phase", sort=False):
+        # a process that timed out still finished some phases: they count, or the slowest
+        # processes would drop out of the estimate and bias it fast
+        usable = g[g["status"].isin(["ok", "timeout"]) & g["phase"].notna()]
+        for phase, p in usable.groupby("phase", sort=False):
             rows.append(_phase_row(shared, phase, p))
     return (
         pd.DataFrame(rows).sort_values([*CELL, "phase"], na_position="first").reset_index(drop=True)

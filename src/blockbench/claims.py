@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from blockbench import resampling
-from blockbench.aggregate import CELL, replicate_key
+from blockbench.aggregate import CELL
 from blockbench.claim_rules import FAILS, HOLDS, INCONCLUSIVE, decide
 
 REPRODUCED, NOT_REPRODUCED, NOT_RUN = "reproduced", "not_reproduced", "not_run"
@@ -76,7 +76,6 @@ class Missing(Exception):
 @dataclass(frozen=True)
 class Term:
     median_s: float
-    replicates: np.ndarray
     model: str
     n_min: int
     warnings: str
@@ -89,13 +88,12 @@ class RunView:
     def __init__(self, cells: pd.DataFrame, processes: pd.DataFrame, run_label: str):
         self.run_label = run_label
         self.df = cells[cells["run_label"] == run_label]
-        ok = processes[(processes["run_label"] == run_label) & (processes["status"] == "ok")]
-        self._samples = {
-            replicate_key(dict(zip([*CELL, "phase"], key, strict=True))): list(g["samples_s"])
-            for key, g in ok.groupby([*CELL, "phase"])
+        mine = processes[processes["run_label"] == run_label]
+        self._processes = {
+            key: g.set_index("repeat")
+            for key, g in mine[mine["phase"].notna()].groupby([*CELL, "phase"])
         }
         self.devices = set(self.df["device"])  # requested in this run, present or not
-        self._replicates: dict[str, np.ndarray] = {}
 
     @classmethod
     def each(cls, cells: pd.DataFrame, processes: pd.DataFrame) -> list["RunView"]:
@@ -135,13 +133,10 @@ class RunView:
     def sizes_ok(self, term: dict[str, Any]) -> set[int]:
         return set(self.ok_rows(term)["size"])
 
-    def replicates(self, row: pd.Series) -> np.ndarray:
-        """The cell's bootstrap replicates: the same draws as its CI in the tables."""
-        key = replicate_key(row)
-        if key not in self._replicates:
-            samples = [np.asarray(x, dtype=float) for x in self._samples[key]]
-            self._replicates[key] = resampling.replicates(samples, key)
-        return self._replicates[key]
+    def processes_of(self, term: dict[str, Any], size: int) -> pd.DataFrame:
+        """The processes' rows of one cell and phase, indexed by process (`repeat`)."""
+        key = (self.run_label, term["device"], term["workload"], term["impl"], size)
+        return self._processes[(*key, term.get("phase", "steady"))]
 
     def term(self, term: dict[str, Any], size: int) -> Term:
         hit = self.ok_rows(term, size)
@@ -151,11 +146,52 @@ class RunView:
         warnings = row.get("warnings")
         return Term(
             float(row["median_s"]),
-            self.replicates(row),
             str(row["device_model"]),
             int(row["n_min"]),
             warnings if isinstance(warnings, str) else "",
         )
+
+    def replicates(self, terms: list[dict[str, Any]], size: int) -> tuple[float, np.ndarray]:
+        """The summed time of `terms`, all of one cell, and its replicates: per process, the
+        phases are added; across processes, blockbench.resampling. A single phase draws the
+        same replicates as its CI in the cell table."""
+        rows = [self.processes_of(t, size) for t in terms]
+        common = sorted(set.intersection(*(set(r.index) for r in rows)))
+        t0 = terms[0]
+        key = "|".join(
+            str(v) for v in (self.run_label, t0["device"], t0["workload"], t0["impl"], size)
+        )
+        key += "|" + "+".join(t.get("phase", "steady") for t in terms)
+        if len(common) == 1:  # one process: its samples are all there is
+            reps = sum(
+                resampling.of_samples(r.loc[common[0], "samples_s"], f"{key}|{i}")
+                for i, r in enumerate(rows)
+            )
+            return float(sum(r.loc[common[0], "median_s"] for r in rows)), reps
+        per_process = sum(r.loc[common, "median_s"].to_numpy(float) for r in rows)
+        return resampling.geometric_mean(per_process), resampling.of_processes(per_process, key)
+
+    def paired_ratio(self, num: list, den: list, size: int) -> tuple[float, np.ndarray] | None:
+        """num / den when every term is a phase of one cell measured by several processes:
+        the ratio is taken within each process first, so what the processes share (their
+        placement, the machine's minute) cancels. None where pairing does not apply."""
+        cells = {(t["device"], t["workload"], t["impl"]) for t in num + den}
+        if len(cells) != 1:
+            return None
+        rows = {id(t): self.processes_of(t, size) for t in num + den}
+        common = sorted(set.intersection(*(set(r.index) for r in rows.values())))
+        if len(common) < 2:
+            return None
+
+        def side(terms: list) -> np.ndarray:
+            return sum(rows[id(t)].loc[common, "median_s"].to_numpy(float) for t in terms)
+
+        ratios = side(num) / side(den)
+        t0 = num[0]
+        key = f"paired|{self.run_label}|{t0['device']}|{t0['workload']}|{t0['impl']}|{size}|"
+        key += "+".join(t.get("phase", "steady") for t in num) + "/"
+        key += "+".join(t.get("phase", "steady") for t in den)
+        return resampling.geometric_mean(ratios), resampling.of_processes(ratios, key)
 
 
 def _terms(spec: dict[str, Any] | list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -185,26 +221,35 @@ class Measured:
 
 
 def ratio_at(view: RunView, part: dict[str, Any], size: int) -> Measured:
+    """num / den at one size, with replicates: paired within processes where all terms are
+    phases of one cell, else each side's cells resampled on their own."""
+    num, den = _terms(part["num"]), _terms(part["den"])
     models: set[str] = set()
     counts: list[int] = []
     warnings: list[str] = []
+    for t in num + den:
+        got = view.term(t, size)  # raises Missing with the reason
+        models.add(f"{t['device']}: {got.model}")
+        counts.append(got.n_min)
+        if got.n_min < MIN_SAMPLES:
+            phase = t.get("phase", "steady")
+            warnings.append(f"{t['impl']} {phase} at {size}: {got.n_min} sample(s)")
+        if got.warnings:
+            warnings.append(f"{t['impl']} at {size}: {got.warnings}")
+    paired = view.paired_ratio(num, den, size)
+    if paired is None:
 
-    def total(spec: Any) -> tuple[float, np.ndarray]:
-        value, reps = 0.0, 0.0
-        for t in _terms(spec):
-            got = view.term(t, size)
-            models.add(f"{t['device']}: {got.model}")
-            counts.append(got.n_min)
-            if got.n_min < MIN_SAMPLES:
-                phase = t.get("phase", "steady")
-                warnings.append(f"{t['impl']} {phase} at {size}: {got.n_min} sample(s)")
-            if got.warnings:
-                warnings.append(f"{t['impl']} at {size}: {got.warnings}")
-            value, reps = value + got.median_s, reps + got.replicates
-        return value, reps
+        def side(terms: list) -> tuple[float, np.ndarray]:
+            by_cell: dict[tuple, list] = {}
+            for t in terms:
+                by_cell.setdefault((t["device"], t["workload"], t["impl"]), []).append(t)
+            got = [view.replicates(group, size) for group in by_cell.values()]
+            return sum(v for v, _ in got), sum(r for _, r in got)
 
-    (num, num_reps), (den, den_reps) = total(part["num"]), total(part["den"])
-    return Measured(num / den, num_reps / den_reps, models, min(counts), sorted(set(warnings)))
+        (n_value, n_reps), (d_value, d_reps) = side(num), side(den)
+        paired = (n_value / d_value, n_reps / d_reps)
+    value, reps = paired
+    return Measured(value, reps, models, min(counts), sorted(set(warnings)))
 
 
 def _result(
@@ -294,7 +339,7 @@ def eval_growth(view: RunView, part: dict[str, Any]) -> PartResult:
     work = rows["work"].astype(float).tolist()
     slope = float(resampling.log_slope(work, rows["median_s"].to_numpy(float)))
     reps = resampling.log_slope(
-        work, np.column_stack([view.replicates(r) for _, r in rows.iterrows()])
+        work, np.column_stack([view.replicates([term], s)[1] for s in rows["size"]])
     )
     detail = (
         f"{term['phase']} time ~ work^{slope:.2f} over sizes {rows['size'].tolist()} "

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from blockbench.aggregate import raw_files
 from blockbench.registry import STYLE_PHASES, WORKLOADS, impls_of
 from blockbench.spec import PHASES
 
@@ -75,6 +76,12 @@ def check(config: dict[str, Any]) -> None:
     for i, run in enumerate(config.get("merge", [])):
         if not Path(run).is_dir():
             raise ConfigError(f"config key merge[{i}]: {run!r} is not a directory")
+        if not raw_files(Path(run)):
+            raise ConfigError(
+                f"config key merge[{i}]: {run!r} holds no measurements laid out as "
+                "<device>/<workload>/<impl>/<size>/<repeat>.json (a run of an older "
+                "blockbench must be measured again)"
+            )
 
 
 def _ordered(phases: set[str]) -> tuple[str, ...]:

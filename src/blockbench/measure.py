@@ -119,36 +119,44 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 class HostLoad:
-    """How much CPU other processes used while a cell ran: a neighbour on the machine (or a
-    hypervisor stealing time) inflates timings, and a reader must be told. The load average
-    cannot say it, since the cell's own threads already keep it at the core count."""
+    """How much CPU other processes used, on the cell's own cores, while it ran: a neighbour
+    (or a hypervisor stealing time) inflates timings, and a reader must be told. The load
+    average cannot say it, since the cell's own threads already keep it at the core count."""
 
-    def __init__(self) -> None:
+    def __init__(self, cores: tuple[int, ...]) -> None:
+        self.cores = cores
         self.start = time.monotonic()
-        self.cpu = psutil.cpu_times()
+        self.cpu = self._times()
         self.own = self._own_cpu()
         self.load = os.getloadavg() if hasattr(os, "getloadavg") else None
 
-    @staticmethod
-    def _own_cpu() -> float:
-        usage = [
-            resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
-        ]
-        return sum(u.ru_utime + u.ru_stime for u in usage)
+    def _times(self) -> list[Any]:
+        per_cpu = psutil.cpu_times(percpu=True)
+        return [per_cpu[c] for c in self.cores if c < len(per_cpu)] or per_cpu
 
     @staticmethod
-    def _busy(t: Any) -> float:
-        return sum(t) - t.idle - getattr(t, "iowait", 0.0) - getattr(t, "steal", 0.0)
+    def _own_cpu() -> float:
+        whose = (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+        return sum(u.ru_utime + u.ru_stime for u in map(resource.getrusage, whose))
+
+    @staticmethod
+    def _busy(times: list[Any]) -> float:
+        """Busy CPU seconds (guest time is already inside user and nice)."""
+        fields = ("user", "nice", "system", "irq", "softirq")
+        return sum(getattr(t, f, 0.0) for t in times for f in fields)
+
+    @staticmethod
+    def _steal(times: list[Any]) -> float:
+        return sum(getattr(t, "steal", 0.0) for t in times)
 
     def finish(self) -> dict[str, Any]:
         wall = max(time.monotonic() - self.start, 1e-9)
-        cpu = psutil.cpu_times()
+        cpu = self._times()
         own = self._own_cpu() - self.own
         other = max(0.0, self._busy(cpu) - self._busy(self.cpu) - own) / wall
-        steal = (getattr(cpu, "steal", 0.0) - getattr(self.cpu, "steal", 0.0)) / wall
         return {
             "other_cores": round(other, 3),
-            "steal_cores": round(steal, 3),
+            "steal_cores": round((self._steal(cpu) - self._steal(self.cpu)) / wall, 3),
             "load_average_start": list(self.load) if self.load else None,
             "load_average_end": list(os.getloadavg()) if self.load else None,
         }
@@ -285,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
             phases=args.phases,
             deadline=started + SAMPLING_SHARE * args.budget_s,
         )
-        load = HostLoad()
+        load = HostLoad(spec.cores)
         outcome = run_worker(spec, args.budget_s, lock_fd)
         host_load = load.finish()
         finished = time.time()

@@ -63,7 +63,8 @@ def build_claims(
     Path(markdown).write_text(claims_report.to_markdown(table, parts, claim_list))
     for r in table.itertuples():
         print(
-            f"{r.run_label} {r.claim_id}: {r.verdict} (measured {r.measured:.4g} "
-            f"[{r.ci_low:.4g}, {r.ci_high:.4g}], article {r.article})"
+            f"{r.run_label} {r.claim_id}: {r.verdict} "
+            f"(measured {claims_report.value_ci(r.measured, r.ci_low, r.ci_high) or '-'}, "
+            f"article {r.article})"
         )
     return table
