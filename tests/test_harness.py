@@ -76,6 +76,19 @@ def test_one_array_output_waits_through_the_arrays_own_method():
     ]
 
 
+def test_jitted_calls_refuse_host_to_device_copies_but_may_read_back():
+    """The guard proves the steady loop copies nothing to the device; reading results back
+    (np.asarray, jax.device_get) is what the asarray and device_to_host phases measure, and
+    on a GPU a guard on every direction would turn those phases into errors."""
+    jit = registry.impls_of("selu")["jax_jit"]
+    with harness.no_implicit_transfers(jit):
+        assert jax.config.jax_transfer_guard_host_to_device == "disallow"
+        assert jax.config.jax_transfer_guard_device_to_host in (None, "allow")
+        assert jax.config.jax_transfer_guard in (None, "allow")
+        with pytest.raises(Exception, match="Disallowed host-to-device transfer"):
+            jax.jit(lambda v: v + 1)(np.ones(3, np.float32))
+
+
 def test_phase_plans_match_the_registry_and_the_selection():
     dev = jax.devices("cpu")[0]
     host = registry.WORKLOADS["selu"].make_inputs(8, np.random.default_rng(0))

@@ -44,9 +44,12 @@ class Collected:
     stop: str = ""
 
 
-def calibrate(run: PhaseRun, sample_time_s: float, max_loops: int = 1_000_000) -> tuple[int, float]:
+def calibrate(
+    run: PhaseRun, sample_time_s: float, max_loops: int = 1_000_000
+) -> tuple[int, float, float]:
     """Smallest loops (1, 2, 5, 10, 20, ...) whose sample lasts sample_time_s, as timeit does,
-    and the per-call time of that last run (a valid sample: it ran with those loops).
+    the per-call time of that last run (a valid sample: it ran with those loops) and its wall
+    time (with the untimed work around the timed region).
 
     Growth also stops when the untimed work around the timed region (the block after a
     dispatch, computing results to read back) makes a sample long in wall time: a 10 us
@@ -58,9 +61,9 @@ def calibrate(run: PhaseRun, sample_time_s: float, max_loops: int = 1_000_000) -
             n = min(loops * factor, max_loops)
             t0 = time.perf_counter()
             timed = run(n)
-            long_in_wall_time = time.perf_counter() - t0 >= 4 * sample_time_s
-            if timed >= sample_time_s or long_in_wall_time or n == max_loops:
-                return n, timed / n
+            wall = time.perf_counter() - t0
+            if timed >= sample_time_s or wall >= 4 * sample_time_s or n == max_loops:
+                return n, timed / n, wall
         loops *= 10
 
 
@@ -79,9 +82,8 @@ def collect(
     if calibrated:
         for _ in range(rule.warmup):
             run(1)
-        out.loops, first = calibrate(run, rule.sample_time_s)
+        out.loops, first, last_wall = calibrate(run, rule.sample_time_s)
         out.samples_s.append(first)
-        last_wall = first * out.loops
     while True:
         if out.samples_s:
             out.stop = _stop_reason(out, rule, time.perf_counter() - start, last_wall, deadline)
