@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from blockbench import resampling  # noqa: E402
 from blockbench.results_io import read_json  # noqa: E402
+from blockbench.sampling import per_process  # noqa: E402
 
 CELLS = [
     ("grad_logistic", "grad_jit", 1000),
@@ -59,7 +60,8 @@ def main() -> None:
     p.add_argument("--processes", type=int, default=8)
     p.add_argument("--out", type=Path, default=None)
     args = p.parse_args()
-    sampling = yaml.safe_load((ROOT / "config/config.yaml").read_text())["sampling"]
+    config = yaml.safe_load((ROOT / "config/config.yaml").read_text())
+    sampling = per_process(config["sampling"], config["repeats"])  # what one process gets
     out = args.out or Path(tempfile.mkdtemp(prefix="variance-study-"))
     samples: dict[tuple, list[np.ndarray]] = {c: [] for c in CELLS}
     within: dict[tuple, list[float]] = {c: [] for c in CELLS}

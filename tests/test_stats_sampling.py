@@ -6,7 +6,7 @@ import time
 import numpy as np
 import pytest
 
-from blockbench.sampling import BUDGET, TIME_CAP, StopRule, calibrate, collect
+from blockbench.sampling import BUDGET, TIME_CAP, StopRule, calibrate, collect, per_process
 from blockbench.stats import median_ci, relative_ci_halfwidth, summarize
 
 
@@ -123,3 +123,25 @@ def test_a_deadline_stops_sampling_and_says_so():
     got = collect(timed(lambda: busy(0.02)), rule, calibrated=False, deadline=deadline)
     assert 1 <= len(got.samples_s) < 5 and got.stop == BUDGET
     assert time.time() < deadline + 0.5  # it did not start a sample it could not finish
+
+
+@pytest.mark.parametrize("n", [*range(2, 60), 99, 100, 500, 2000])
+def test_median_ci_is_the_order_statistic_interval_scipy_gives(n):
+    """Computed without scipy.stats (half a second of every worker's start-up), and equal to
+    scipy.stats.quantile_test's interval for the median."""
+    from scipy import stats as sps
+
+    x = np.random.default_rng(n).lognormal(size=n)
+    ci = sps.quantile_test(x, q=float(np.median(x)), p=0.5).confidence_interval(0.95)
+    expected = tuple(float(v) if np.isfinite(v) else None for v in (ci.low, ci.high))
+    assert median_ci(x) == expected
+
+
+def test_a_cells_sampling_is_split_over_its_processes():
+    cell = {"min_samples": 5, "min_time_s": 0.06, "max_time_s": 0.3, "target_rel_ci": 0.01}
+    three = per_process(cell, 3)
+    assert three["min_samples"] == 2 and 3 * three["min_samples"] >= cell["min_samples"]
+    assert three["max_time_s"] == pytest.approx(0.1) and three["min_time_s"] == pytest.approx(0.02)
+    assert three["target_rel_ci"] == 0.01
+    assert per_process(cell, 1) == cell
+    assert per_process({"min_samples": 5}, 10)["min_samples"] == 2  # never a lone sample

@@ -7,8 +7,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
 # 2: warnings, per-phase stop reason, thread parity, asarray; 3: repeat, host_load
 SCHEMA_VERSION = 3
 SCHEMA_PATH = Path(__file__).with_name("schemas") / "measurement.schema.json"
@@ -21,6 +19,8 @@ def schema() -> dict[str, Any]:
 
 def validate(record: dict[str, Any]) -> None:
     """Raise jsonschema.ValidationError if the record breaks the published contract."""
+    import jsonschema  # not at the top: the worker only writes, and imports cost it time
+
     jsonschema.validate(record, schema())
 
 

@@ -3,6 +3,7 @@ from pathlib import Path
 
 from blockbench import figures, grid
 from blockbench.aggregate import raw_files
+from blockbench.sampling import per_process
 
 grid.check(config)
 
@@ -30,8 +31,5 @@ def phases_of(wc):
     return ",".join(PLAN.get(cell) or ())
 
 
-def slurm_extra(device):
-    """CPU cells may ask for a whole node: a noisy neighbour ruins a CPU timing."""
-    return (
-        "--exclusive" if device == "cpu" and config["cluster"]["exclusive_cpu"] else ""
-    )
+# Minutes a measurement job may take on a cluster (the cell's budget and start-up).
+RUNTIME = max(10, int(config["budget_s"] / 60) + 5)

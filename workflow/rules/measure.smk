@@ -3,6 +3,9 @@
 # lock, so no two measurements ever share a host's cores or its GPU, whatever --cores says.
 # Priority spreads a cell's processes over the run: process 0 of every cell comes before
 # process 1 of any, so they see the machine at different minutes.
+# CPU cells and accelerator cells are two rules so that each CPU job's resources are
+# constants: Snakemake inspects every callable anew for every job, which on a grid of 10,000
+# cells is most of the time it takes to plan the run.
 
 
 rule measure:
@@ -11,25 +14,23 @@ rule measure:
     log:
         "logs/measure/{run_label}/{device}/{workload}/{impl}/{size}/{repeat}.log",
     wildcard_constraints:
-        device="cpu|gpu|tpu",
+        device="cpu",
         size=r"\d+",
         repeat=r"\d+",
     priority: lambda wc: config["repeats"] - int(wc.repeat)
+    # only used by cluster executors: small CPU cells share one submission, run in turn
     group:
-        # only used by cluster executors: small CPU cells share one submission, run in turn
-        lambda wc: "measure_cpu" if wc.device == "cpu" else None
+        "measure_cpu"
     conda:
         ENV
     resources:
         measure_host=1,
-        runtime=max(10, int(config["budget_s"] / 60) + 5),
-        gpu=lambda wc: int(wc.device == "gpu"),
-        gpu_model=lambda wc: (
-            config["cluster"]["gpu_model"] if wc.device == "gpu" else ""
-        ),
-        slurm_extra=lambda wc: slurm_extra(wc.device),
+        runtime=RUNTIME,
+        gpu=0,
+        gpu_model="",
+        slurm_extra="--exclusive" if config["cluster"]["exclusive_cpu"] else "",
     params:
-        sampling=config["sampling"],
+        sampling=per_process(config["sampling"], config["repeats"]),
         budget_s=config["budget_s"],
         phases=phases_of,
         threads=config["threads"],
@@ -37,3 +38,20 @@ rule measure:
         matmul_precision=config["matmul_precision"],
     script:
         "../scripts/measure.py"
+
+
+use rule measure as measure_accelerator with:
+    wildcard_constraints:
+        device="gpu|tpu",
+        size=r"\d+",
+        repeat=r"\d+",
+    group:
+        None
+    resources:
+        measure_host=1,
+        runtime=RUNTIME,
+        gpu=lambda wc: int(wc.device == "gpu"),
+        gpu_model=lambda wc: (
+            config["cluster"]["gpu_model"] if wc.device == "gpu" else ""
+        ),
+        slurm_extra="",
