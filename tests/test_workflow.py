@@ -97,11 +97,12 @@ def test_grid_adds_the_articles_sizes_only_with_an_accelerator():
 
 def test_a_users_workloads_replace_the_default_grid(tmp_path):
     wf = workflow_copy(
-        tmp_path, {"workloads": [{"name": "selu", "impls": ["numpy"], "sizes": [10]}]}
+        tmp_path,
+        {"workloads": [{"name": "selu", "impls": ["numpy"], "sizes": [10]}], "repeats": 2},
     )
     dry = snakemake(wf, "-n", "--configfile", "tiny.yaml").stdout
     counts = dict(line.split()[:2] for line in dry.splitlines() if line.startswith("measure"))
-    assert counts == {"measure": "1"}
+    assert counts == {"measure": "2"}  # one cell, two processes
 
 
 def test_command_line_values_are_typed_as_a_file_would_type_them():
@@ -129,7 +130,7 @@ def test_a_grid_given_on_the_command_line_runs_as_the_same_grid_in_a_file(tmp_pa
         "cluster={exclusive_cpu: false}",
     )
     assert run.returncode == 0, run.stderr[-2000:]
-    assert "results/raw/local/cpu/stencil/loop/8.json" in run.stdout
+    assert "results/raw/local/cpu/stencil/loop/8/0.json" in run.stdout
 
 
 def test_the_paper_config_lists_every_article_setup(tmp_path):
@@ -146,7 +147,7 @@ def test_the_paper_config_lists_every_article_setup(tmp_path):
         "cpu/selu/jax/1000000",
         *(f"cpu/stencil/{i}/64" for i in ("loop", "convolve", "scan", "loop_jit")),
     ):
-        assert f"results/raw/paper/{cell}.json" in run.stdout, cell
+        assert f"results/raw/paper/{cell}/0.json" in run.stdout, cell
     paper = yaml.safe_load((ROOT / "config/paper.yaml").read_text())
     plan = grid.plan({**paper, "devices": ["cpu"]})
     large = ("host_to_device", "first_call", "steady")  # in the harness's order
@@ -354,7 +355,7 @@ def test_merged_runs_keep_their_label_and_device_model(tmp_path):
 
 @pytest.mark.parametrize(
     ("content", "reason"),
-    [("{not json", "not a readable JSON file"), ('{"schema_version": 2}', "schema")],
+    [("{not json", "not a readable JSON file"), ('{"schema_version": 3}', "schema")],
 )
 def test_a_bad_merged_file_stops_tables_with_one_line_naming_it(tmp_path, content, reason):
     wf = workflow_copy(
