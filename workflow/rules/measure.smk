@@ -45,8 +45,10 @@ use rule measure as measure_accelerator with:
         device="gpu|tpu",
         size=r"\d+",
         repeat=r"\d+",
+    # its own group, never merged (no group-components for it): a GPU cell must not pull CPU
+    # cells into a submission that holds a GPU
     group:
-        None
+        "measure_accelerator"
     resources:
         measure_host=1,
         runtime=RUNTIME,
