@@ -364,3 +364,18 @@ def test_a_single_cells_ci_covers_its_true_time_about_95_percent_of_the_time():
         low, high = resampling.interval(resampling.replicates(processes, f"cover-{t}"))
         covered += low <= 1.0 <= high
     assert 0.91 <= covered / trials <= 0.98, covered
+
+
+@pytest.mark.parametrize("processes", [1, 3])
+def test_a_claims_ci_and_the_cell_tables_ci_are_drawn_from_the_same_replicates(processes):
+    """Against a constant denominator, a ratio's CI is its numerator cell's CI: the claims
+    and the table must seed the same bootstrap, with one process as with several."""
+    rows = [
+        row("jax", 100, median=2.0, spread=0.05, n=20, processes=processes, process_spread=0.05),
+        row("numpy", 100, median=1.0, processes=processes),
+    ]
+    table, *_ = judged(rows, ratio_part(size=100))
+    cell = cells(pd.DataFrame([p for c in rows for p in c]))
+    jax = cell[(cell["impl"] == "jax") & (cell["phase"] == "steady")].iloc[0]
+    assert table.iloc[0]["ci_low"] == pytest.approx(jax["ci95_low_s"], rel=1e-12)
+    assert table.iloc[0]["ci_high"] == pytest.approx(jax["ci95_high_s"], rel=1e-12)

@@ -8,7 +8,7 @@ cluster's run copied back, a committed reference run) are just more JSON: every 
 its run label and the model of the device it ran on.
 """
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -150,9 +150,11 @@ def processes(files: Iterable[Path]) -> pd.DataFrame:
     return df.sort_values([*PROCESS, "phase"], na_position="first").reset_index(drop=True)
 
 
-def replicate_key(row: Any) -> str:
-    """Seeds a cell's bootstrap: the same replicates wherever the cell is resampled."""
-    return "|".join(str(row[c]) for c in [*CELL, "phase"])
+def replicate_key(cell: Sequence[Any], phases: str) -> str:
+    """Seeds the bootstrap of one cell's `phases` ("steady", "steady+host_to_device",
+    "asarray/steady"): the same replicates wherever they are drawn, the cell table or the
+    claims. `cell` holds the values of CELL."""
+    return "|".join(map(str, [*cell, phases]))
 
 
 def _phase_row(shared: dict[str, Any], phase: str, p: pd.DataFrame) -> dict[str, Any]:
@@ -160,7 +162,7 @@ def _phase_row(shared: dict[str, Any], phase: str, p: pd.DataFrame) -> dict[str,
     samples = [np.asarray(x, dtype=float) for x in p["samples_s"]]
     estimate = resampling.estimate(samples)
     low, high = resampling.interval(
-        resampling.replicates(samples, replicate_key({**shared, "phase": phase}))
+        resampling.replicates(samples, replicate_key([shared[c] for c in CELL], phase))
     )
     medians = p["median_s"].astype(float)
     return {

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from blockbench import resampling
-from blockbench.aggregate import CELL
+from blockbench.aggregate import CELL, replicate_key
 from blockbench.claim_rules import FAILS, HOLDS, INCONCLUSIVE, decide
 
 REPRODUCED, NOT_REPRODUCED, NOT_RUN = "reproduced", "not_reproduced", "not_run"
@@ -75,7 +75,6 @@ class Missing(Exception):
 
 @dataclass(frozen=True)
 class Term:
-    median_s: float
     model: str
     n_min: int
     warnings: str
@@ -135,8 +134,7 @@ class RunView:
 
     def processes_of(self, term: dict[str, Any], size: int) -> pd.DataFrame:
         """The processes' rows of one cell and phase, indexed by process (`repeat`)."""
-        key = (self.run_label, term["device"], term["workload"], term["impl"], size)
-        return self._processes[(*key, term.get("phase", "steady"))]
+        return self._processes[(*self._cell(term, size), _phase(term))]
 
     def term(self, term: dict[str, Any], size: int) -> Term:
         hit = self.ok_rows(term, size)
@@ -145,7 +143,6 @@ class RunView:
         row = hit.iloc[0]
         warnings = row.get("warnings")
         return Term(
-            float(row["median_s"]),
             str(row["device_model"]),
             int(row["n_min"]),
             warnings if isinstance(warnings, str) else "",
@@ -157,19 +154,19 @@ class RunView:
         same replicates as its CI in the cell table."""
         rows = [self.processes_of(t, size) for t in terms]
         common = sorted(set.intersection(*(set(r.index) for r in rows)))
-        t0 = terms[0]
-        key = "|".join(
-            str(v) for v in (self.run_label, t0["device"], t0["workload"], t0["impl"], size)
-        )
-        key += "|" + "+".join(t.get("phase", "steady") for t in terms)
+        cell = self._cell(terms[0], size)
         if len(common) == 1:  # one process: its samples are all there is
             reps = sum(
-                resampling.of_samples(r.loc[common[0], "samples_s"], f"{key}|{i}")
-                for i, r in enumerate(rows)
+                resampling.of_samples(r.loc[common[0], "samples_s"], replicate_key(cell, _phase(t)))
+                for t, r in zip(terms, rows, strict=True)
             )
             return float(sum(r.loc[common[0], "median_s"] for r in rows)), reps
         per_process = sum(r.loc[common, "median_s"].to_numpy(float) for r in rows)
+        key = replicate_key(cell, "+".join(map(_phase, terms)))
         return resampling.geometric_mean(per_process), resampling.of_processes(per_process, key)
+
+    def _cell(self, term: dict[str, Any], size: int) -> tuple:
+        return (self.run_label, term["device"], term["workload"], term["impl"], size)
 
     def paired_ratio(self, num: list, den: list, size: int) -> tuple[float, np.ndarray] | None:
         """num / den when every term is a phase of one cell measured by several processes:
@@ -187,11 +184,13 @@ class RunView:
             return sum(rows[id(t)].loc[common, "median_s"].to_numpy(float) for t in terms)
 
         ratios = side(num) / side(den)
-        t0 = num[0]
-        key = f"paired|{self.run_label}|{t0['device']}|{t0['workload']}|{t0['impl']}|{size}|"
-        key += "+".join(t.get("phase", "steady") for t in num) + "/"
-        key += "+".join(t.get("phase", "steady") for t in den)
+        phases = "+".join(map(_phase, num)) + "/" + "+".join(map(_phase, den))
+        key = replicate_key(self._cell(num[0], size), phases)
         return resampling.geometric_mean(ratios), resampling.of_processes(ratios, key)
+
+
+def _phase(term: dict[str, Any]) -> str:
+    return term.get("phase", "steady")
 
 
 def _terms(spec: dict[str, Any] | list[dict[str, Any]]) -> list[dict[str, Any]]:
