@@ -8,11 +8,12 @@ import pandas as pd
 import pytest
 import yaml
 
-from blockbench import claim_rules, claims, claims_report, resampling
+from blockbench import articles, claim_rules, claims, claims_report, resampling
 from blockbench.aggregate import cells, measurements, raw_files, speedups
 from blockbench.registry import WORKLOADS
 
 ROOT = Path(__file__).resolve().parents[1]
+ARTICLES = articles.load(ROOT / "config/articles.yaml")
 
 
 def row(
@@ -127,7 +128,7 @@ def test_a_part_without_the_articles_code_is_refused(tmp_path):
     path = tmp_path / "claims.yaml"
     path.write_text(yaml.safe_dump([{**claim, "parts": [part]}]))
     with pytest.raises(claim_rules.ClaimConfigError, match="no 'code'"):
-        claim_rules.load(path)
+        claim_rules.load(path, ARTICLES)
 
 
 SIZES = [
@@ -253,7 +254,7 @@ def test_check_part_fails_on_a_wrong_result():
 
 
 def test_the_claims_file_covers_every_article_claim():
-    ids = {c["id"] for c in claim_rules.load(ROOT / "config/claims.yaml")}
+    ids = {c["id"] for c in claim_rules.load(ROOT / "config/claims.yaml", ARTICLES)}
     assert ids == {
         "A1",
         "A2",

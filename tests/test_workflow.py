@@ -13,7 +13,7 @@ import pytest
 import yaml
 from tiny import TINY, workflow_copy
 
-from blockbench import aggregate, claim_rules, claims, cli_config, cores, figures, grid
+from blockbench import aggregate, claims, cli_config, cores, figures, grid, stages
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
@@ -218,7 +218,10 @@ def test_tiny_grid_produces_every_table_figure_and_claim(tiny_run):
         for ext in ("png", "svg"):
             assert (wf / f"results/figures/{name}.{ext}").stat().st_size > 1000
     table = pd.read_csv(wf / "results/claims.csv")
-    ids = [c["id"] for c in claim_rules.load(ROOT / "config/claims.yaml")]
+    ids = [
+        c["id"]
+        for c in stages.read_claims(ROOT / "config/claims.yaml", ROOT / "config/articles.yaml")
+    ]
     for _, run in table.groupby("run_label"):
         assert sorted(run["claim_id"]) == sorted(ids)
     assert set(table["verdict"]) <= set(claims.VERDICTS)

@@ -12,11 +12,12 @@ from typing import Any
 
 import yaml
 
+from blockbench.articles import Articles
 from blockbench.jobs import InputError
 
 KINDS = ("ratio", "trend", "growth", "check")
 CONDITION = re.compile(r"^\s*(>=|>|<=|<)\s*([0-9.eE+-]+)\s*$|^\s*between\s+(\S+)\s+and\s+(\S+)\s*$")
-CLAIM_KEYS = ("id", "slug", "source", "statement", "article", "parts")
+CLAIM_KEYS = ("id", "slug", "source", "statement", "parts")
 
 
 class ClaimConfigError(InputError):
@@ -85,8 +86,28 @@ def _check_part(where: str, part: dict[str, Any]) -> None:
             raise ClaimConfigError(f"{where}: no 'why' (what in the article the rule stands for)")
 
 
-def load(path: str | Path) -> list[dict[str, Any]]:
-    """Read the claims file, refusing entries that could never be judged."""
+def _article(where: str, part: dict[str, Any], articles: Articles) -> None:
+    """Replace the part's `article` (names in the articles file) by its value, keeping the
+    expression and the article's words beside it for the report."""
+    expression = part.get("article")
+    if expression is None:
+        return
+    if not isinstance(expression, str):
+        raise ClaimConfigError(
+            f"{where}: article {expression!r} is a number; write it in the articles file and "
+            "name it here (e.g. A.blocked / A.dispatch)"
+        )
+    try:
+        part["article_says"] = articles.says(expression)
+        value = None if part.get("kind") == "check" else articles.ratio(expression)
+    except InputError as exc:
+        raise ClaimConfigError(f"{where}: {exc}") from None
+    part["article_expression"], part["article"] = expression, value
+
+
+def load(path: str | Path, articles: Articles) -> list[dict[str, Any]]:
+    """Read the claims file, refusing entries that could never be judged; the article's
+    figures are read from `articles`, so each lives in one place."""
     entries = yaml.safe_load(Path(path).read_text())
     if not isinstance(entries, list):
         raise ClaimConfigError(f"{path}: expected a list of claims")
@@ -99,5 +120,9 @@ def load(path: str | Path) -> list[dict[str, Any]]:
             raise ClaimConfigError(f"{path}: claim id {claim['id']!r} appears twice")
         seen.add(claim["id"])
         for part in claim["parts"]:
-            _check_part(f"{path}: claim {claim['id']}, part {part.get('name')!r}", part)
+            where = f"{path}: claim {claim['id']}, part {part.get('name')!r}"
+            _check_part(where, part)
+            _article(where, part, articles)
+        says = dict.fromkeys(p["article_says"] for p in claim["parts"] if "article_says" in p)
+        claim["article"] = "; ".join(says) or "qualitative (no figure)"
     return entries

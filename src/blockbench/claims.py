@@ -325,14 +325,24 @@ def eval_trend(view: RunView, part: dict[str, Any]) -> PartResult:
     )
 
 
-def eval_growth(view: RunView, part: dict[str, Any]) -> PartResult:
-    term = part["of"]
+@dataclass
+class Growth:
+    """A phase's time against the workload's amount of work, fitted as a power law."""
+
+    rows: pd.DataFrame  # the cells fitted, by size: size, work, median_s, n_min, device_model
+    exponent: float
+    replicates: np.ndarray
+
+
+def growth_fit(view: RunView, term: dict[str, Any]) -> Growth:
+    """The exponent of `term`'s time against work over every size measured (at least 3),
+    with replicates from each size's own."""
     rows = view.ok_rows(term).sort_values("size")
     if len(rows) < 3:
         if rows.empty:
             raise Missing(view.why_missing(term))
         raise Missing(
-            f"needs 3 sizes of {term['workload']}/{term['impl']} {term['phase']}, "
+            f"needs 3 sizes of {term['workload']}/{term['impl']} {_phase(term)}, "
             f"has {sorted(rows['size'].tolist())}"
         )
     work = rows["work"].astype(float).tolist()
@@ -340,15 +350,22 @@ def eval_growth(view: RunView, part: dict[str, Any]) -> PartResult:
     reps = resampling.log_slope(
         work, np.column_stack([view.replicates([term], s)[1] for s in rows["size"]])
     )
+    return Growth(rows, slope, reps)
+
+
+def eval_growth(view: RunView, part: dict[str, Any]) -> PartResult:
+    term = part["of"]
+    fit = growth_fit(view, term)
+    rows = fit.rows
     detail = (
-        f"{term['phase']} time ~ work^{slope:.2f} over sizes {rows['size'].tolist()} "
+        f"{term['phase']} time ~ work^{fit.exponent:.2f} over sizes {rows['size'].tolist()} "
         f"({rows['median_s'].iloc[0]:.3g} s to {rows['median_s'].iloc[-1]:.3g} s)"
     )
     few = rows[rows["n_min"] < MIN_SAMPLES]
     return _result(
         part,
-        slope,
-        reps,
+        fit.exponent,
+        fit.replicates,
         size=int(rows["size"].max()),
         devices={term["device"]},
         models={f"{term['device']}: {rows['device_model'].iloc[0]}"},

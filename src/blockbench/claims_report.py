@@ -76,6 +76,41 @@ def _parts(parts: pd.DataFrame) -> list[str]:
     return lines
 
 
+def _article(part: dict[str, Any]) -> str:
+    """The article's figure for a part, as named in config/articles.yaml and as a number."""
+    if "article_expression" not in part:
+        return ""
+    value = f" = {fmt(part['article'])}" if part.get("article") is not None else ""
+    return f", article `{part['article_expression']}`{value} ({part['article_says']})"
+
+
+def to_rst(table: pd.DataFrame) -> str:
+    """The verdicts as a reStructuredText table: what the HTML report opens on."""
+    out = []
+    for run_label, runs in table.groupby("run_label", sort=True):
+        out += [
+            f".. list-table:: Run ``{run_label}``",
+            "   :header-rows: 1",
+            "",
+            "   * - claim",
+            "     - verdict",
+            "     - measured [95% CI]",
+            "     - article",
+            "     - measured on",
+        ]
+        for r in runs.itertuples():
+            on = _cell(r.device_model or r.device).replace("(R)", "").replace("(TM)", "")
+            out += [
+                f"   * - {r.claim_id}",
+                f"     - **{r.verdict}**",
+                f"     - {value_ci(r.measured, r.ci_low, r.ci_high) or '-'}",
+                f"     - {fmt(r.article) or '-'}",
+                f"     - {on or '-'}",
+            ]
+        out.append("")
+    return "\n".join(out) + "\n"
+
+
 def to_markdown(table: pd.DataFrame, parts: pd.DataFrame, claims: list[dict[str, Any]]) -> str:
     lines = ["# Claims: reproduced or not", "", LEGEND, ""]
     for run_label, runs in table.groupby("run_label", sort=True):
@@ -99,7 +134,7 @@ def to_markdown(table: pd.DataFrame, parts: pd.DataFrame, claims: list[dict[str,
             lines.append(
                 f"  - {part.get('kind', 'ratio')} `{part['name']}`{at}: holds if {rule}"
                 + (f" ({part['why']})" if part.get("why") else "")
-                + (f", article {part['article']}" if "article" in part else "")
+                + _article(part)
                 + f"; article's code `{part['code']}`"
             )
     return "\n".join(lines) + "\n"

@@ -13,11 +13,14 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 import seaborn as sns
+from matplotlib.ticker import NullFormatter
 
-from blockbench import aggregate, claim_rules, claims
+from blockbench import aggregate, article_figures, claim_rules, claims
+from blockbench.articles import Articles
+from blockbench.articles import load as load_articles
+from blockbench.registry import WORKLOADS
 from blockbench.spec import PHASES
 
 # One colour per phase in every panel (colour-blind-safe palette).
@@ -31,15 +34,17 @@ class Tables:
     cells: pd.DataFrame
     processes: pd.DataFrame
     claims: list[dict[str, Any]]
+    articles: Articles
 
 
+# Okabe-Ito colours (safe for colour-blind readers); indicative outcomes are lighter.
 RULE_COLORS = {
-    "holds": "tab:green",
-    "fails": "tab:red",
-    "inconclusive": "tab:orange",
-    "holds (indicative)": "#9ad29a",
-    "fails (indicative)": "#f2a3a3",
-    "inconclusive (indicative)": "#f5c48a",
+    "holds": "#0072B2",
+    "fails": "#D55E00",
+    "inconclusive": "#E69F00",
+    "holds (indicative)": "#8FC1E3",
+    "fails (indicative)": "#F0B48A",
+    "inconclusive (indicative)": "#F5D38A",
 }
 
 
@@ -62,43 +67,52 @@ def _lines_per_workload(
     empty: str,
     extra: Callable[[plt.Axes, pd.DataFrame, dict], None],
 ) -> plt.Figure:
-    """One log-log panel per workload: y against size, colour = implementation, line style
-    = device (and run); `extra` adds what a figure needs on top (CI bands, a reference)."""
-    data = data.assign(device_run=_label(data))
+    """One log-log panel per workload, three to a row: y against size, colour =
+    implementation, line style = device (and run); `extra` adds what a figure needs on top
+    (CI bands, a reference). Each panel's legend sits below it, clear of the data."""
+    data = data.assign(device=_label(data), implementation=data["impl"])
     workloads = sorted(data["workload"].unique())
-    n = max(1, len(workloads))
-    fig, axes = plt.subplots(1, n, figsize=(5 * n, 4.2), squeeze=False)
-    for ax, workload in zip(axes[0], workloads, strict=False):
+    cols = min(3, max(1, len(workloads)))
+    nrows = max(1, -(-len(workloads) // cols))
+    fig, axes = plt.subplots(nrows, cols, figsize=(2.45 * cols, 3.6 * nrows), squeeze=False)
+    for ax, workload in zip(axes.flat, workloads, strict=False):
         d = data[data["workload"] == workload].sort_values("size")
-        impls = sorted(d["impl"].unique())
-        palette = dict(zip(impls, sns.color_palette(n_colors=len(impls)), strict=True))
+        impls = sorted(d["implementation"].unique())
+        palette = dict(zip(impls, sns.color_palette("colorblind", len(impls)), strict=True))
         sns.lineplot(
             d,
             x="size",
             y=y,
-            hue="impl",
-            style="device_run",
+            hue="implementation",
+            style="device",
             markers=True,
             palette=palette,
             ax=ax,
             errorbar=None,
         )
         extra(ax, d, palette)
-        ax.set(
-            xscale="log",
-            yscale="log",
-            title=workload,
-            xlabel="size (see config/README.md)",
-            ylabel=ylabel(d),
+        ax.set(xscale="log", yscale="log", title=workload, ylabel=ylabel(d))
+        ax.set_xlabel(WORKLOADS[workload].size_meaning)
+        ax.xaxis.set_minor_formatter(NullFormatter())  # 2x10^1, 3x10^1... overlap
+        handles, labels = ax.get_legend_handles_labels()
+        ax.legend(
+            handles,
+            labels,
+            fontsize=6,
+            loc="upper center",
+            bbox_to_anchor=(0.5, -0.2),
+            frameon=False,
         )
-        ax.legend(fontsize=7)
+    for ax in list(axes.flat)[len(workloads) :]:
+        ax.set_axis_off()
     if not workloads:
         _empty(axes[0][0], empty)
+    fig.tight_layout()
     return fig
 
 
 def _ci_bands(ax: plt.Axes, d: pd.DataFrame, palette: dict) -> None:
-    for (impl, _), g in d.groupby(["impl", "device_run"]):
+    for (impl, _), g in d.groupby(["impl", "device"]):
         band = g.dropna(subset=["ci95_low_s", "ci95_high_s"])
         ax.fill_between(
             band["size"],
@@ -176,67 +190,6 @@ def phases(t: Tables) -> plt.Figure:
     return fig
 
 
-def dispatch_vs_blocked(t: Tables) -> plt.Figure:
-    """Source A: what an unblocked timer sees, the blocked time, and np.asarray of the result."""
-    df = t.cells
-    shown = {
-        "dispatch": "jnp.dot(x, x) (unblocked)",
-        "steady": "jnp.dot(x, x).block_until_ready()",
-        "asarray": "np.asarray(jnp.dot(x, x))",
-    }
-    d = df[
-        (df["workload"] == "dot_xx")
-        & df["impl"].isin(["jax", "jax_jit"])
-        & df["phase"].isin(list(shown))
-        & (df["status"] == "ok")
-    ]
-    d = d[d["size"] == (1000 if (d["size"] == 1000).any() else d["size"].max())]
-    fig, ax = plt.subplots(figsize=(7, 4))
-    if d.empty:
-        _empty(ax, "no JAX jnp.dot(x, x) measured")
-        return fig
-    long = d.rename(columns={"median_s": "seconds"})
-    long["what is timed"] = long["phase"].map(shown)
-    long["case"] = long["impl"] + " · " + _label(long)
-    sns.barplot(
-        long, x="case", y="seconds", hue="what is timed", hue_order=list(shown.values()), ax=ax
-    )
-    ax.set(
-        yscale="log",
-        xlabel="",
-        ylabel="time per call (s)",
-        title=f"jnp.dot(x, x) at size {int(d['size'].iloc[0])}: what a timer measures",
-    )
-    ax.tick_params(axis="x", labelsize=7)
-    return fig
-
-
-def compile_growth(t: Tables) -> plt.Figure:
-    """Source D: compile time of jit(loop) against the number of scalar updates, fitted."""
-    df = t.cells
-    d = df[(df["workload"] == "stencil") & (df["phase"] == "compile") & (df["status"] == "ok")]
-    fig, ax = plt.subplots(figsize=(6.5, 4.2))
-    if d.empty:
-        _empty(ax, "no stencil compile measured")
-        return fig
-    d = d.assign(series=d["impl"] + " · " + _label(d))
-    sns.scatterplot(d, x="work", y="median_s", hue="series", style="series", ax=ax, s=60)
-    for series, g in d.groupby("series"):
-        if len(g) >= 3:
-            slope, icpt = np.polyfit(np.log(g["work"].astype(float)), np.log(g["median_s"]), 1)
-            xs = np.geomspace(g["work"].min(), g["work"].max(), 50)
-            ax.plot(xs, np.exp(icpt) * xs**slope, lw=1, label=f"{series}: ~ work^{slope:.2f}")
-    ax.set(
-        xscale="log",
-        yscale="log",
-        xlabel="scalar updates in the loop ((rows-2) x columns)",
-        ylabel="XLA compile time (s)",
-        title="Compile time grows with the unrolled loop",
-    )
-    ax.legend(fontsize=7)
-    return fig
-
-
 def claims_figure(t: Tables) -> plt.Figure:
     """Article ratio against measured ratio; on the diagonal the article is matched exactly."""
     parts = claims.claim_ratios(t.cells, t.processes, t.claims)
@@ -288,16 +241,19 @@ def claims_figure(t: Tables) -> plt.Figure:
         ylabel="measured ratio (x)",
         title="Claims: article vs this pipeline",
     )
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    fig.tight_layout()
     return fig
 
 
 FIGURES: dict[str, Callable[[Tables], plt.Figure]] = {
+    **{
+        name: lambda t, f=f: f(t.articles, claims.RunView.each(t.cells, t.processes))
+        for name, f in article_figures.ARTICLE_FIGURES.items()
+    },
     "time_vs_size": time_vs_size,
     "speedup_vs_size": speedup_vs_size,
     "phases": phases,
-    "dispatch_vs_blocked": dispatch_vs_blocked,
-    "compile_growth": compile_growth,
     "claims": claims_figure,
 }
 NAMES = tuple(FIGURES)
@@ -308,15 +264,20 @@ def draw(
     measurements: str | Path,
     processes: str | Path,
     claims_file: str | Path,
+    articles_file: str | Path,
     outputs: Sequence[str | Path],
 ) -> None:
     sns.set_theme(style="whitegrid", context="paper")
+    plt.rcParams["svg.fonttype"] = "none"  # text stays text: searchable, editable in a paper
+    published = load_articles(articles_file)
     tables = Tables(
-        pd.read_parquet(measurements), pd.read_parquet(processes), claim_rules.load(claims_file)
+        pd.read_parquet(measurements),
+        pd.read_parquet(processes),
+        claim_rules.load(claims_file, published),
+        published,
     )
     fig = FIGURES[name](tables)
-    fig.tight_layout()
     for out in outputs:
         Path(out).parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(out, dpi=130)
+        fig.savefig(out, dpi=200, bbox_inches="tight", pad_inches=0.04)
     plt.close(fig)

@@ -5,7 +5,7 @@ from typing import Any
 
 import pandas as pd
 
-from blockbench import claim_rules, claims, claims_report
+from blockbench import articles, claim_rules, claims, claims_report
 from blockbench.aggregate import CELL, cells, processes, speedups, write_table
 
 READABLE = [
@@ -29,7 +29,14 @@ READABLE = [
 ]
 
 
-def build_tables(raw: list[str], claims_file: str | Path, out: Any) -> pd.DataFrame:
+def read_claims(claims_file: str | Path, articles_file: str | Path) -> list[dict[str, Any]]:
+    """The claims, with the article figures they name read from the articles file."""
+    return claim_rules.load(claims_file, articles.load(articles_file))
+
+
+def build_tables(
+    raw: list[str], claims_file: str | Path, articles_file: str | Path, out: Any
+) -> pd.DataFrame:
     """Processes (one row per worker process and phase, raw samples in the Parquet file),
     cells (CSV, Parquet, Markdown) and speedups with every claim part and its CI."""
     proc = processes(Path(p) for p in raw)
@@ -39,7 +46,7 @@ def build_tables(raw: list[str], claims_file: str | Path, out: Any) -> pd.DataFr
     write_table(df, Path(out.csv))
     df.to_parquet(out.parquet, index=False)
     Path(out.md).write_text(df[READABLE].to_markdown(index=False, floatfmt=".4g") + "\n")
-    ratios = claims.claim_ratios(df, proc, claim_rules.load(claims_file))
+    ratios = claims.claim_ratios(df, proc, read_claims(claims_file, articles_file))
     table = pd.concat(
         [speedups(df).assign(kind="baseline"), ratios.assign(kind="claim")], ignore_index=True
     )
@@ -51,16 +58,19 @@ def build_claims(
     measurements_file: str | Path,
     processes_file: str | Path,
     claims_file: str | Path,
+    articles_file: str | Path,
     csv: str | Path,
     markdown: str | Path,
+    rst: str | Path,
 ) -> pd.DataFrame:
-    """Verdicts as CSV and as the Markdown report."""
-    claim_list = claim_rules.load(claims_file)
+    """Verdicts as CSV, as the Markdown report, and as the table the HTML report opens on."""
+    claim_list = read_claims(claims_file, articles_file)
     df, proc = pd.read_parquet(measurements_file), pd.read_parquet(processes_file)
     table = claims.evaluate(df, proc, claim_list)
     write_table(table, Path(csv))
     parts = claims.claim_ratios(df, proc, claim_list)
     Path(markdown).write_text(claims_report.to_markdown(table, parts, claim_list))
+    Path(rst).write_text(claims_report.to_rst(table))
     for r in table.itertuples():
         print(
             f"{r.run_label} {r.claim_id}: {r.verdict} "

@@ -6,13 +6,16 @@ rule claims:
         measurements="results/tables/measurements.parquet",
         processes="results/tables/processes.parquet",
         claims=config["claims"],
+        articles=config["articles"],
     output:
         csv=report(
             "results/claims.csv",
             caption="../report/claims_table.rst",
-            category="Claims",
+            category="2. Verdicts",
         ),
         md="results/claims.md",
+        # the verdict table the HTML report opens on (workflow/report/workflow.rst)
+        rst="results/claims.rst",
     log:
         "logs/claims.log",
     conda:

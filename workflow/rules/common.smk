@@ -4,8 +4,11 @@ from pathlib import Path
 from blockbench import figures, grid
 from blockbench.aggregate import raw_files
 from blockbench.sampling import per_process
+from blockbench.stages import read_claims
 
 grid.check(config)
+# A claim or article figure that could never be judged stops the run before any job.
+read_claims(config["claims"], config["articles"])
 
 PLAN = grid.plan(config)
 RUN = config["run_label"]
@@ -21,8 +24,13 @@ TABLES = expand(
     "results/tables/processes.csv",
 ]
 FIGURES = expand("results/figures/{name}.{ext}", name=figures.NAMES, ext=["png", "svg"])
-CLAIMS = ["results/claims.csv", "results/claims.md"]
+CLAIMS = ["results/claims.csv", "results/claims.md", "results/claims.rst"]
 ENV = "../../environment.yml"
+
+
+def figure_category(wc):
+    """Report menus sort by name: the articles' figures first, after them the verdicts."""
+    return "1. The articles, redrawn" if wc.name.startswith("article_") else "3. Figures"
 
 
 def phases_of(wc):

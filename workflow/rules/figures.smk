@@ -6,11 +6,12 @@ rule figure:
         "results/tables/measurements.parquet",
         processes="results/tables/processes.parquet",
         claims=config["claims"],
+        articles=config["articles"],
     output:
         png=report(
             "results/figures/{name}.png",
             caption="../report/figure.rst",
-            category="Figures",
+            category=figure_category,
         ),
         svg="results/figures/{name}.svg",
     log:

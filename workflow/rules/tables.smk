@@ -6,11 +6,12 @@ rule tables:
         raw=RAW,
         merged=MERGED,
         claims=config["claims"],
+        articles=config["articles"],
     output:
         csv=report(
             "results/tables/measurements.csv",
             caption="../report/measurements.rst",
-            category="Tables",
+            category="4. Tables",
         ),
         parquet="results/tables/measurements.parquet",
         processes="results/tables/processes.parquet",
@@ -19,7 +20,7 @@ rule tables:
         speedups=report(
             "results/tables/speedups.csv",
             caption="../report/speedups.rst",
-            category="Tables",
+            category="4. Tables",
         ),
         speedups_md="results/tables/speedups.md",
     log:

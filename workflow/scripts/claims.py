@@ -7,6 +7,8 @@ with jobs.logged(snakemake.log[0]):
         measurements_file=snakemake.input.measurements,
         processes_file=snakemake.input.processes,
         claims_file=snakemake.input.claims,
+        articles_file=snakemake.input.articles,
         csv=snakemake.output.csv,
         markdown=snakemake.output.md,
+        rst=snakemake.output.rst,
     )

@@ -8,5 +8,6 @@ with jobs.logged(snakemake.log[0]):
         measurements=snakemake.input[0],
         processes=snakemake.input.processes,
         claims_file=snakemake.input.claims,
+        articles_file=snakemake.input.articles,
         outputs=[snakemake.output.png, snakemake.output.svg],
     )

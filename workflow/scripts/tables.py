@@ -6,5 +6,6 @@ with jobs.logged(snakemake.log[0]):
     stages.build_tables(
         raw=[*snakemake.input.raw, *snakemake.input.merged],
         claims_file=snakemake.input.claims,
+        articles_file=snakemake.input.articles,
         out=snakemake.output,
     )

@@ -1,0 +1,181 @@
+"""The articles' numbers (config/articles.yaml) and the figures that redraw each source."""
+
+from pathlib import Path
+
+import matplotlib
+import pandas as pd
+import pytest
+import yaml
+from test_claims import row
+
+from blockbench import article_figures, articles, claim_rules, figures, stages
+from blockbench.aggregate import cells
+from blockbench.claims import RunView
+from blockbench.workloads import grad_logistic
+
+ROOT = Path(__file__).resolve().parents[1]
+ARTICLES = articles.load(ROOT / "config/articles.yaml")
+
+
+def test_every_number_the_sources_print_is_there_once():
+    # a sample of CLAIMS.md's figures, in its units (seconds)
+    expected = {
+        "A.dispatch": 269e-6,
+        "A.asarray": 8.09e-3,
+        "C.matmul_gpu_steady": 68.9e-3,
+        "C.matmul_tpu_first": 0.837,
+        "C.selu_gpu_jit_first": 122e-3,
+        "D.loop": 22.9,
+        "B.A_vs_E": 28,
+    }
+    for key, value in expected.items():
+        assert ARTICLES.figure(key).value == pytest.approx(value)
+    values = [f.value for s in ARTICLES.sources.values() for f in s.figures.values()]
+    numbers = [v for v in values if isinstance(v, int | float) and v not in (2,)]
+    assert len(numbers) == len(set(numbers)), "a published number is written twice"
+
+
+def test_the_claims_read_their_article_figures_from_the_articles_file():
+    claims = {
+        c["id"]: c
+        for c in stages.read_claims(ROOT / "config/claims.yaml", ROOT / "config/articles.yaml")
+    }
+    head = {cid: c["parts"][0] for cid, c in claims.items()}
+    assert head["A1"]["article"] == pytest.approx(4.92e-3 / 269e-6)
+    assert head["C3"]["article"] == pytest.approx(2.23 / 1.61)
+    assert head["D1"]["article"] == pytest.approx(22.9 / 0.118)
+    assert head["B1"]["article"] == 28 and head["B2"]["article"] is None
+    assert "4.92 ms" in claims["A1"]["article"] and "269 µs" in claims["A1"]["article"]
+    assert claims["C6"]["article"] == "qualitative (no figure)"
+    assert all(
+        not isinstance(p.get("article_expression", ""), int | float)
+        for c in claims.values()
+        for p in c["parts"]
+    )
+
+
+def test_the_published_gradient_is_the_one_the_workload_checks():
+    assert ARTICLES.figure("C.grad").value == pytest.approx(list(grad_logistic.KNOWN_OUTPUT))
+
+
+@pytest.mark.parametrize(
+    ("article", "message"),
+    [
+        (18.3, "is a number; write it in the articles file"),
+        ("A.blocked / A.nothing", "no article figure 'A.nothing'"),
+        ("blocked / dispatch", "'blocked' is not an article figure"),
+        ("B.D_vs_E / A.blocked", None),  # words only: no value, but a valid name
+    ],
+)
+def test_a_claims_article_must_name_figures_of_the_articles_file(tmp_path, article, message):
+    part = {
+        "name": "p",
+        "num": {"device": "cpu", "workload": "matmul", "impl": "jax"},
+        "den": {"device": "cpu", "workload": "matmul", "impl": "numpy"},
+        "holds_if": "> 1",
+        "why": "w",
+        "code": "c",
+        "article": article,
+    }
+    claim = {"id": "X", "slug": "x", "source": "s", "statement": "t", "parts": [part]}
+    path = tmp_path / "claims.yaml"
+    path.write_text(yaml.safe_dump([claim]))
+    if message is None:
+        assert claim_rules.load(path, ARTICLES)[0]["parts"][0]["article"] is None
+        return
+    with pytest.raises(claim_rules.ClaimConfigError, match=message) as err:
+        claim_rules.load(path, ARTICLES)
+    assert "claim X, part 'p'" in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        ({"unit": "ms"}, "unit 'ms'"),
+        ({"cell": {"device": "cpu", "workload": "matmul", "impl": "jax"}}, "needs device"),
+        ({"cell": {"device": "npu", "workload": "matmul", "impl": "jax", "size": 5}}, "'npu'"),
+        (
+            {"cell": {"device": "cpu", "workload": "matmul", "impl": "pytorch", "size": 5}},
+            "'pytorch'",
+        ),
+    ],
+)
+def test_an_unusable_article_figure_is_refused_naming_it(tmp_path, edit, message):
+    data = yaml.safe_load((ROOT / "config/articles.yaml").read_text())
+    data["A"]["figures"]["blocked"].update(edit)
+    path = tmp_path / "articles.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(articles.ArticlesError, match=message) as err:
+        articles.load(path)
+    assert "source A, figure blocked" in str(err.value)
+
+
+def _two_machines() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A laptop run (CPU only, matmul at 2000 only) and a GPU node run, merged."""
+    proc = []
+    for run, devices in (("laptop", ["cpu"]), ("gpu-node", ["cpu", "gpu"])):
+        size = 2000 if run == "laptop" else 10000
+        for device in devices:
+            for impl in ("numpy", "jax", "jax_numpy_input"):
+                if device == "gpu" and impl == "numpy":
+                    continue
+                median = {"cpu": 2.0, "gpu": 0.1}[device] * (0.5 if impl == "numpy" else 1)
+                proc += row(impl, size, median=median, device=device, run_label=run, spread=0.05)
+        if run == "laptop":  # asked for a GPU it did not have
+            proc += row(
+                "jax",
+                10000,
+                device="gpu",
+                run_label=run,
+                status="unavailable",
+                reason="no gpu device: JAX sees only cpu",
+            )
+    df = pd.DataFrame(proc)
+    df["device_model"] = df["run_label"] + "-" + df["device"]
+    return cells(df), df
+
+
+def test_source_b_shows_each_machine_and_says_what_a_run_lacks():
+    df, proc = _two_machines()
+    views = {v.run_label: v for v in RunView.each(df, proc)}
+    d_cell = {"device": "gpu", "workload": "matmul", "impl": "jax_numpy_input", "size": 10000}
+    a_cell = {"device": "cpu", "workload": "matmul", "impl": "numpy", "size": 10000}
+    assert article_figures.ratio_point(views["laptop"], d_cell, a_cell).note == "not run: no GPU"
+    on_gpu = article_figures.ratio_point(views["gpu-node"], d_cell, a_cell)
+    assert on_gpu.value == pytest.approx(0.1, rel=0.05)
+    assert on_gpu.low < on_gpu.value < on_gpu.high and on_gpu.note == ""
+    b_cell = {**d_cell, "device": "cpu"}
+    at_2000 = article_figures.ratio_point(views["laptop"], b_cell, a_cell)
+    assert (
+        at_2000.value == pytest.approx(2.0, rel=0.05)
+        and at_2000.note == "at 2,000 (article 10,000)"
+    )
+    # the article's E: 28x faster than A, drawn as 1/28 of A's time
+    value, _ = article_figures._b_article(ARTICLES.sources["B"], ("gpu", "jax"))
+    assert value == pytest.approx(1 / 28)
+    assert article_figures.machine(views["gpu-node"]) == "run gpu-node: gpu-node-cpu + gpu-node-gpu"
+
+
+@pytest.mark.parametrize("name", list(article_figures.ARTICLE_FIGURES))
+def test_each_article_figure_names_both_machines_and_every_empty_slot(tmp_path, name):
+    df, proc = _two_machines()
+    df.to_parquet(tmp_path / "cells.parquet")
+    proc.to_parquet(tmp_path / "proc.parquet")
+    outputs = [tmp_path / f"{name}.svg", tmp_path / f"{name}.png"]
+    figures.draw(
+        name,
+        tmp_path / "cells.parquet",
+        tmp_path / "proc.parquet",
+        ROOT / "config/claims.yaml",
+        ROOT / "config/articles.yaml",
+        outputs,
+    )
+    svg = outputs[0].read_text()
+    assert "run laptop" in svg and "run gpu-node" in svg
+    assert "not run: no TPU in this run" in svg or name in ("article_A", "article_B", "article_D")
+    if name == "article_B":
+        assert svg.count("not run: no GPU") == 2  # D and E on the laptop
+        assert "at 2,000 (article 10,000)" in svg
+        assert "Tesla T4" in svg  # the article's hardware
+    assert outputs[1].stat().st_size > 10_000
+    assert matplotlib.rcParams["svg.fonttype"] == "none"  # text stays text in the SVG
