@@ -3,6 +3,7 @@
 import itertools
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -299,8 +300,15 @@ def test_report_renders_figures_tables_and_claims(tiny_run):
     run = snakemake(tiny_run, "--configfile", "tiny.yaml", "--report", "results/report.html")
     assert run.returncode == 0, run.stderr[-3000:]
     html = (tiny_run / "results/report.html").read_text(errors="replace")
-    for name in ("claims.csv", "speedups.csv", "time_vs_size.png", "compile_growth.png"):
+    for name in ("claims.csv", "speedups.csv", "time_vs_size.png", "article_D.png"):
         assert name in html
+    # the landing page (the workflow description) is the verdict table, every claim in it
+    landing = json.loads(re.search(r"workflow_desc = (\".*?[^\\]\");", html).group(1))
+    table = pd.read_csv(tiny_run / "results/claims.csv")
+    for r in table.itertuples():
+        assert f"<td>{r.claim_id}</td>" in landing
+    assert "(this run)" in landing and landing.index("tiny") < landing.index("dev-2core-xeon")
+    assert "1. The articles, redrawn" in html
 
 
 @pytest.mark.slow

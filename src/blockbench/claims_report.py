@@ -23,6 +23,9 @@ LEGEND = (
 )
 
 
+EMPTY = "–"  # an empty table cell ("-" would start a bullet list in reStructuredText)
+
+
 def value_ci(value: Any, low: Any, high: Any) -> str:
     if _missing(value):
         return ""
@@ -84,12 +87,16 @@ def _article(part: dict[str, Any]) -> str:
     return f", article `{part['article_expression']}`{value} ({part['article_says']})"
 
 
-def to_rst(table: pd.DataFrame) -> str:
-    """The verdicts as a reStructuredText table: what the HTML report opens on."""
+def to_rst(table: pd.DataFrame, first: str = "") -> str:
+    """The verdicts as reStructuredText tables, the run labelled `first` (this run) on top:
+    what the HTML report opens on."""
+    labels = sorted(table["run_label"].unique(), key=lambda label: (label != first, label))
     out = []
-    for run_label, runs in table.groupby("run_label", sort=True):
+    for run_label in labels:
         out += [
-            f".. list-table:: Run ``{run_label}``",
+            f"**Run** ``{run_label}``" + (" (this run)" if run_label == first else ""),
+            "",
+            ".. list-table::",
             "   :header-rows: 1",
             "",
             "   * - claim",
@@ -98,14 +105,14 @@ def to_rst(table: pd.DataFrame) -> str:
             "     - article",
             "     - measured on",
         ]
-        for r in runs.itertuples():
+        for r in table[table["run_label"] == run_label].itertuples():
             on = _cell(r.device_model or r.device).replace("(R)", "").replace("(TM)", "")
             out += [
-                f"   * - {r.claim_id}",
+                f"   * - {r.claim_id} ``{r.slug}``",
                 f"     - **{r.verdict}**",
-                f"     - {value_ci(r.measured, r.ci_low, r.ci_high) or '-'}",
-                f"     - {fmt(r.article) or '-'}",
-                f"     - {on or '-'}",
+                f"     - {value_ci(r.measured, r.ci_low, r.ci_high) or EMPTY}",
+                f"     - {fmt(r.article) or EMPTY}",
+                f"     - {on or EMPTY}",
             ]
         out.append("")
     return "\n".join(out) + "\n"

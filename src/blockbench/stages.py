@@ -62,6 +62,7 @@ def build_claims(
     csv: str | Path,
     markdown: str | Path,
     rst: str | Path,
+    this_run: str = "",
 ) -> pd.DataFrame:
     """Verdicts as CSV, as the Markdown report, and as the table the HTML report opens on."""
     claim_list = read_claims(claims_file, articles_file)
@@ -70,7 +71,7 @@ def build_claims(
     write_table(table, Path(csv))
     parts = claims.claim_ratios(df, proc, claim_list)
     Path(markdown).write_text(claims_report.to_markdown(table, parts, claim_list))
-    Path(rst).write_text(claims_report.to_rst(table))
+    Path(rst).write_text(claims_report.to_rst(table, first=this_run))
     for r in table.itertuples():
         print(
             f"{r.run_label} {r.claim_id}: {r.verdict} "

@@ -20,5 +20,7 @@ rule claims:
         "logs/claims.log",
     conda:
         ENV
+    params:
+        run_label=RUN,
     script:
         "../scripts/claims.py"

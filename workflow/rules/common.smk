@@ -30,7 +30,9 @@ ENV = "../../environment.yml"
 
 def figure_category(wc):
     """Report menus sort by name: the articles' figures first, after them the verdicts."""
-    return "1. The articles, redrawn" if wc.name.startswith("article_") else "3. Figures"
+    return (
+        "1. The articles, redrawn" if wc.name.startswith("article_") else "3. Figures"
+    )
 
 
 def phases_of(wc):

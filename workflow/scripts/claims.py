@@ -11,4 +11,5 @@ with jobs.logged(snakemake.log[0]):
         csv=snakemake.output.csv,
         markdown=snakemake.output.md,
         rst=snakemake.output.rst,
+        this_run=snakemake.params.run_label,
     )
