@@ -232,6 +232,11 @@ def test_tiny_grid_produces_every_table_figure_and_claim(tiny_run):
     # the merged reference run is judged next to this one, under its own label
     assert set(table["run_label"]) == {"tiny", "dev-2core-xeon"}
     assert len(table) == 2 * len(ids)
+    # and drawn next to it in every article figure, with the GPU slots this run lacks named
+    for source in "ABCD":
+        svg = (wf / f"results/figures/article_{source}.svg").read_text()
+        assert "run tiny" in svg and "run dev-2core-xeon" in svg, source
+    assert "not run: no GPU" in (wf / "results/figures/article_C.svg").read_text()
 
 
 @pytest.mark.slow

@@ -142,6 +142,12 @@ def _series_colors(views: list[RunView]) -> dict[str, Any]:
     return {v.run_label: palette[i] for i, v in enumerate(views)}
 
 
+def _aside(ax: plt.Axes, y: float, text: str, color: Any) -> None:
+    """Words in place of a point (no figure, not run), at the panel's left edge."""
+    edge = blended_transform_factory(ax.transAxes, ax.transData)
+    ax.text(0.01, y, text, transform=edge, fontsize=5.5, va="center", color=color, style="italic")
+
+
 def _dot_panel(
     ax: plt.Axes, rows: list[Row], colors: dict[str, Any], xlabel: str, title: str
 ) -> None:
@@ -149,7 +155,6 @@ def _dot_panel(
     series = ["article", *colors]
     step = 0.7 / len(series)
     offsets = {s: (i - (len(series) - 1) / 2) * step for i, s in enumerate(series)}
-    edge = blended_transform_factory(ax.transAxes, ax.transData)
     values: list[float] = []
     for y, row in enumerate(rows):
         ya = y + offsets["article"]
@@ -157,29 +162,11 @@ def _dot_panel(
             ax.plot(row.article, ya, "D", mfc="white", mec=ARTICLE_COLOR, ms=4.5, mew=1.2)
             values.append(row.article)
         else:
-            ax.text(
-                0.01,
-                ya,
-                row.article_note,
-                transform=edge,
-                fontsize=5.5,
-                va="center",
-                color=ARTICLE_COLOR,
-                style="italic",
-            )
+            _aside(ax, ya, row.article_note, ARTICLE_COLOR)
         for run, color in colors.items():
             p, yr = row.points.get(run, Point(note="not run")), y + offsets[run]
             if p.value is None:
-                ax.text(
-                    0.01,
-                    yr,
-                    p.note,
-                    transform=edge,
-                    fontsize=5.5,
-                    va="center",
-                    color=color,
-                    style="italic",
-                )
+                _aside(ax, yr, p.note, color)
                 continue
             xerr = [[p.value - p.low], [p.high - p.value]] if p.low is not None else None
             ax.errorbar(p.value, yr, xerr=xerr, fmt="o", color=color, ms=3.5, capsize=2, lw=1)
@@ -278,21 +265,38 @@ def _suptitle(fig: plt.Figure, source: Source) -> None:
     )
 
 
+@dataclass(frozen=True)
+class Panel:
+    rows: list[Row]
+    xlabel: str
+    title: str
+
+
+def _compose(
+    source: Source, views: list[RunView], panels: list[Panel], growth: Figure | None = None
+) -> tuple[plt.Figure, list[plt.Axes]]:
+    """The source's dot panels stacked (and its compile-growth panel last), its title above,
+    and one legend below naming the article's hardware and each run's machine."""
+    colors = _series_colors(views)
+    series = len(views) + 1
+    heights = [len(p.rows) for p in panels] + ([8] if growth else [])
+    fig, axes = _figure(heights, series, series + (len(views) + 1 if growth else 0))
+    for ax, panel in zip(axes, panels, strict=False):
+        _dot_panel(ax, panel.rows, colors, panel.xlabel, panel.title)
+    extra = _compile_growth(axes[-1], growth, views, colors) if growth else []
+    _suptitle(fig, source)
+    _legend(fig, source, views, colors, extra)
+    return fig, axes
+
+
 def article_a(articles: Articles, views: list[RunView]) -> plt.Figure:
     source = articles.sources["A"]
-    rows = _time_rows(source, views, "dot_xx")
-    colors = _series_colors(views)
-    fig, (ax,) = _figure([len(rows)], len(views) + 1, len(views) + 1)
-    _dot_panel(
-        ax,
-        rows,
-        colors,
+    panel = Panel(
+        _time_rows(source, views, "dot_xx"),
         "time per call (s)",
         "jnp.dot(x, x), x 1000 × 1000 uniform: what a timer sees",
     )
-    _suptitle(fig, source)
-    _legend(fig, source, views, colors)
-    return fig
+    return _compose(source, views, [panel])[0]
 
 
 def _b_article(source: Source, test: tuple[str, str]) -> tuple[float | None, str]:
@@ -326,44 +330,37 @@ def article_b(articles: Articles, views: list[RunView]) -> plt.Figure:
         cell = {"device": device, "workload": "matmul", "impl": impl, "size": size}
         points = {v.run_label: ratio_point(v, cell, ref) for v in views}
         rows.append(Row(f"{letter}: {B_WORDS[impl]} · {device.upper()}", value, says, points))
-    colors = _series_colors(views)
-    fig, (ax,) = _figure([len(rows)], len(views) + 1, len(views) + 1)
-    _dot_panel(
-        ax,
+    panel = Panel(
         rows,
-        colors,
         "time relative to test A (np.dot on the CPU); < 1 is faster",
         f"dot(x, x.T), x {size:,} × {size:,} normal float32",
     )
+    fig, (ax,) = _compose(source, views, [panel])
     ax.axvline(1.0, color="0.5", lw=0.8, ls=":")
-    _suptitle(fig, source)
-    _legend(fig, source, views, colors)
     return fig
 
 
 def article_c(articles: Articles, views: list[RunView]) -> plt.Figure:
     source = articles.sources["C"]
-    matmul, selu = _time_rows(source, views, "matmul"), _time_rows(source, views, "selu")
-    colors = _series_colors(views)
-    fig, (ax1, ax2) = _figure([len(matmul), len(selu)], len(views) + 1, len(views) + 1)
-    _dot_panel(ax1, matmul, colors, "time (s)", "dot(x, x.T), x 5000 × 5000, by device and phase")
-    _dot_panel(ax2, selu, colors, "time (s)", "SELU on 1,000,000 values")
-    _suptitle(fig, source)
-    _legend(fig, source, views, colors)
-    return fig
+    panels = [
+        Panel(
+            _time_rows(source, views, "matmul"),
+            "time (s)",
+            "dot(x, x.T), x 5000 × 5000, by device and phase",
+        ),
+        Panel(_time_rows(source, views, "selu"), "time (s)", "SELU on 1,000,000 values"),
+    ]
+    return _compose(source, views, panels)[0]
 
 
 def article_d(articles: Articles, views: list[RunView]) -> plt.Figure:
     source = articles.sources["D"]
-    rows = _time_rows(source, views, "stencil")
-    colors = _series_colors(views)
-    fig, (ax1, ax2) = _figure([len(rows), 8], len(views) + 1, 2 * len(views) + 2)
-    _dot_panel(ax1, rows, colors, "time per call (s)", "the 64 × 32 recurrence, three ways")
-    exponent = source.figures["compile_exponent"]
-    guide = _compile_growth(ax2, exponent, views, colors)
-    _suptitle(fig, source)
-    _legend(fig, source, views, colors, extra=guide)
-    return fig
+    panel = Panel(
+        _time_rows(source, views, "stencil"),
+        "time per call (s)",
+        "the 64 × 32 recurrence, three ways",
+    )
+    return _compose(source, views, [panel], growth=source.figures["compile_exponent"])[0]
 
 
 def _compile_growth(
