@@ -22,6 +22,7 @@ from matplotlib.transforms import blended_transform_factory
 from blockbench import resampling
 from blockbench.articles import Articles, Figure, Source
 from blockbench.claims import Missing, RunView, choose_size, growth_fit, ratio_at
+from blockbench.spec import PHASE_WORDS
 
 ARTICLE_COLOR = "0.2"
 WIDTH = 3.5  # inches: one column of a two-column paper
@@ -35,14 +36,6 @@ IMPL_WORDS = {
     "convolve": "column loop + convolve",
     "scan": "lax.scan",
     "loop_jit": "jit(loop)",
-}
-PHASE_WORDS = {
-    "host_to_device": "copy to device",
-    "first_call": "first call",
-    "dispatch": "unblocked (dispatch)",
-    "steady": "blocked call",
-    "asarray": "np.asarray(result)",
-    "compile": "compile",
 }
 # Source B's tests, by the article's letters: (device, implementation) of dot(x, x.T).
 B_TESTS = {

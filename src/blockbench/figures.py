@@ -15,16 +15,18 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
-from matplotlib.ticker import NullFormatter
+from matplotlib.ticker import LogFormatter, NullFormatter
 
 from blockbench import aggregate, article_figures, claim_rules, claims
 from blockbench.articles import Articles
 from blockbench.articles import load as load_articles
 from blockbench.registry import WORKLOADS
-from blockbench.spec import PHASES
+from blockbench.spec import PHASE_WORDS, PHASES
 
 # One colour per phase in every panel (colour-blind-safe palette).
-PHASE_COLORS = dict(zip(PHASES, sns.color_palette("colorblind", len(PHASES)), strict=True))
+PHASE_COLORS = dict(
+    zip(PHASE_WORDS.values(), sns.color_palette("colorblind", len(PHASES)), strict=True)
+)
 
 
 @dataclass(frozen=True)
@@ -74,7 +76,7 @@ def _lines_per_workload(
     workloads = sorted(data["workload"].unique())
     cols = min(3, max(1, len(workloads)))
     nrows = max(1, -(-len(workloads) // cols))
-    fig, axes = plt.subplots(nrows, cols, figsize=(2.45 * cols, 3.6 * nrows), squeeze=False)
+    fig, axes = plt.subplots(nrows, cols, figsize=(2.9 * cols, 4.2 * nrows), squeeze=False)
     for ax, workload in zip(axes.flat, workloads, strict=False):
         d = data[data["workload"] == workload].sort_values("size")
         impls = sorted(d["implementation"].unique())
@@ -94,13 +96,16 @@ def _lines_per_workload(
         ax.set(xscale="log", yscale="log", title=workload, ylabel=ylabel(d))
         ax.set_xlabel(WORKLOADS[workload].size_meaning)
         ax.xaxis.set_minor_formatter(NullFormatter())  # 2x10^1, 3x10^1... overlap
+        # plain numbers (0.5, 1, 2), and minor ticks labelled where a panel spans < 1 decade
+        ax.yaxis.set_major_formatter(LogFormatter())
+        ax.yaxis.set_minor_formatter(LogFormatter(labelOnlyBase=False, minor_thresholds=(1, 0.4)))
         handles, labels = ax.get_legend_handles_labels()
         ax.legend(
             handles,
             labels,
             fontsize=6,
             loc="upper center",
-            bbox_to_anchor=(0.5, -0.2),
+            bbox_to_anchor=(0.5, -0.25),
             frameon=False,
         )
     for ax in list(axes.flat)[len(workloads) :]:
@@ -133,7 +138,7 @@ def time_vs_size(t: Tables) -> plt.Figure:
     return _lines_per_workload(
         aggregate.steady(df),
         "median_s",
-        lambda d: "steady time per call (s)",
+        lambda d: "blocked time per call (s)",
         "no steady measurements",
         _ci_bands,
     )
@@ -144,7 +149,7 @@ def speedup_vs_size(t: Tables) -> plt.Figure:
     return _lines_per_workload(
         aggregate.speedups(df),
         "speedup",
-        lambda d: f"speedup over CPU {d['baseline'].iloc[0]} (x, >1 is faster)",
+        lambda d: f"speedup over CPU {d['baseline'].iloc[0]} (x)",
         "no baseline to compare with",
         _parity_line,
     )
@@ -161,6 +166,7 @@ def phases(t: Tables) -> plt.Figure:
     full = ok[count == count.groupby([ok[k] for k in key]).transform("max")]
     d = full[full["size"] == full.groupby(key)["size"].transform("max")].copy()
     d["implementation"] = d["impl"] + " · " + d["device"] + " · " + d["size"].astype(str)
+    d["what is timed"] = d["phase"].map(PHASE_WORDS)
     workloads = sorted(d["workload"].unique())
     fig, axes = plt.subplots(
         len(workloads) or 1, 1, figsize=(10, 3.2 * max(1, len(workloads))), squeeze=False
@@ -171,10 +177,10 @@ def phases(t: Tables) -> plt.Figure:
             g,
             y="implementation",
             x="median_s",
-            hue="phase",
+            hue="what is timed",
             ax=ax,
             orient="h",
-            hue_order=[p for p in PHASES if p in set(g["phase"])],
+            hue_order=[PHASE_WORDS[p] for p in PHASES if p in set(g["phase"])],
             palette=PHASE_COLORS,
         )
         ax.set(
@@ -183,7 +189,7 @@ def phases(t: Tables) -> plt.Figure:
             ylabel="",
             title=f"{workload}: phases at the largest size with every phase measured",
         )
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="phase")
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="what is timed")
     if not workloads:
         _empty(axes[0][0], "no measured phases")
     fig.tight_layout()
@@ -269,6 +275,7 @@ def draw(
 ) -> None:
     sns.set_theme(style="whitegrid", context="paper")
     plt.rcParams["svg.fonttype"] = "none"  # text stays text: searchable, editable in a paper
+    plt.rcParams["svg.hashsalt"] = name  # the same figure of the same data: the same file
     published = load_articles(articles_file)
     tables = Tables(
         pd.read_parquet(measurements),
@@ -279,5 +286,5 @@ def draw(
     fig = FIGURES[name](tables)
     for out in outputs:
         Path(out).parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(out, dpi=200, bbox_inches="tight", pad_inches=0.04)
+        fig.savefig(out, dpi=200, bbox_inches="tight", pad_inches=0.04, metadata={"Date": None})
     plt.close(fig)

@@ -17,6 +17,17 @@ PHASES = (
     "asarray",
     "device_to_host",
 )
+# What each phase times, in words, for figures and reports.
+PHASE_WORDS = {
+    "host_to_device": "copy to device",
+    "trace_lower": "trace and lower",
+    "compile": "XLA compile",
+    "first_call": "first call",
+    "dispatch": "dispatch (unblocked)",
+    "steady": "blocked call",
+    "asarray": "np.asarray(result)",
+    "device_to_host": "copy to host",
+}
 EXIT_BAD_CELL = 64  # EX_USAGE: the request itself is wrong, nothing was measured
 
 
