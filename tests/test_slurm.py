@@ -278,7 +278,7 @@ def test_a_complete_slurm_setup_has_no_problems():
         (GOOD, {"cores": None}, "`cores` is not set"),
         (GOOD, {"status_command": "sacct", "sacct_works": lambda: False}, "squeue"),
         # squeue with MinJobAge under 3 x init: the plugin switches to sacct by itself
-        (GOOD, {"min_job_age": lambda: 60, "sacct_works": lambda: False}, "MinJobAge >= 120"),
+        (GOOD, {"min_job_age": lambda: 60, "sacct_works": lambda: False}, "MinJobAge >= 180"),
         (GOOD, {"min_job_age": lambda: 150}, "MinJobAge=150 s"),
     ],
 )

@@ -67,8 +67,8 @@ def problems(
     elif account(cluster) == "" and (guess := guess_account()):
         out.append(
             f"cluster.account is `none`, but the executor plugin would charge {guess!r} (the "
-            "account of your last job, from sacct): it cannot submit without guessing where "
-            "accounting exists. Set cluster.account to the account to charge."
+            "account of your last job, from sacct): where accounting exists it cannot be told "
+            "to use none. Set cluster.account to the account to charge."
         )
     if cluster.get("cpus") is None and not cluster.get("exclusive_cpu", True):
         out.append(
@@ -87,17 +87,20 @@ def problems(
     if command == "squeue" and (age is None or age < 3 * init_seconds) and sacct_available():
         command = "sacct"  # what the plugin then does, with only a line in its log
     if command == "sacct" and not sacct_works():
-        out.append(
-            "job states would be read with sacct, which fails here (no accounting database), "
-            "and Snakemake would wait for ever: set slurm-status-command: squeue"
-            + (
-                f" and ask for MinJobAge >= {3 * init_seconds} s "
-                "(3 x slurm-init-seconds-before-status-checks)"
-                if status_command == "squeue"
-                else ""
+        if status_command == "squeue":
+            known = f"{age} s" if age is not None else "unknown (scontrol show config failed)"
+            out.append(
+                f"slurm-status-command is squeue, but MinJobAge is {known}, under 3 x "
+                f"slurm-init-seconds-before-status-checks ({3 * init_seconds} s), so the "
+                "plugin reads job states with sacct instead, which fails here (no accounting "
+                "database), and Snakemake would wait for ever: ask for MinJobAge >= "
+                f"{max(3 * init_seconds, MAX_STATUS_INTERVAL_S)} s."
             )
-            + "."
-        )
+        else:
+            out.append(
+                "slurm-status-command is sacct, which fails here (no accounting database), "
+                "and Snakemake would wait for ever: set slurm-status-command: squeue."
+            )
     elif command == "squeue" and age is not None and age < MAX_STATUS_INTERVAL_S:
         out.append(
             f"squeue forgets a finished job after MinJobAge={age} s, but the executor plugin "
