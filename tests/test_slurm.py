@@ -1,12 +1,17 @@
-"""The tiny grid through a real SLURM, with the project's own profiles/slurm.
+"""The tiny grid through a real SLURM that confines jobs like a production cluster, with the
+project's own profiles/slurm, and the checks made before a SLURM run submits anything.
 
-Only the local cluster's needs are overridden: no accounting database (so squeue for status,
-no account), fast status checks, and exclusive nodes off (one 2-core node would otherwise
-run the cells one at a time, which the host lock does anyway).
+The cluster binds every job step to its CPUs (task/affinity, and task/cgroup where this
+machine allows it) and has typed GPUs (gpu:h100) with no hardware behind them. Only the
+local cluster's needs are overridden: fast status checks, groups of two cells (one small
+node), and GPU jobs that share the node (exclusive_gpu off, 1 CPU each), so that two of them
+run at once and the per-node lock is what keeps their measurements apart.
 """
 
+import itertools
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -19,23 +24,23 @@ import pytest
 import slurm_cluster
 from tiny import TINY, workflow_copy
 
-from blockbench import figures
+from blockbench import cluster, figures, measure, provenance
 from blockbench.claim_rules import load as load_claims
 
 TEST_OVERRIDES = [
-    "--slurm-status-command",
-    "squeue",
     "--slurm-init-seconds-before-status-checks",
     "2",
-    "--slurm-no-account",
-    # one node: a group of 2 cells asks for 2 CPUs and 2 GB
     "--group-components",
     "measure_cpu=2",
-    "--set-resources",
-    "measure:mem_mb=1000",
 ]
 # The tiny grid cut to one or two implementations a workload: on a 2-core machine each SLURM
 # job pays two Snakemake start-ups (the batch script, then its job step) besides its cell.
+CLUSTER = {
+    "account": "none",  # no accounting database here
+    "gpu_model": slurm_cluster.GPU_MODEL,
+    "gpu_cpus": 1,
+    "exclusive_gpu": False,
+}
 GRID = {
     **TINY,
     "workloads": [
@@ -44,9 +49,27 @@ GRID = {
         {"name": "stencil", "impls": ["scan"], "sizes": [4]},
         {"name": "grad_logistic", "impls": ["grad_jit"], "sizes": [100]},
     ],
-    "cluster": {"exclusive_cpu": False, "gpu_model": ""},
+    "cluster": CLUSTER,
     "repeats": 1,  # each SLURM job pays two Snakemake start-ups; repeats run in the tiny test
 }
+
+
+def snakemake(wf: Path, *args: str, limit_s: int = 270) -> subprocess.CompletedProcess:
+    # never BLOCKBENCH_LOCK: the jobs must find each other through cluster.lock_dir
+    env = {k: v for k, v in os.environ.items() if k != "BLOCKBENCH_LOCK"}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
+    cmd = ["timeout", "-k", "10", str(limit_s), sys.executable, "-m", "snakemake"]
+    cmd += ["--workflow-profile", "profiles/slurm", *args]
+    return subprocess.run(cmd, cwd=wf, env=env, capture_output=True, text=True)
+
+
+def jobcomp(path: Path) -> dict[str, dict[str, str]]:
+    """SLURM's record of every finished job (JobCompType=jobcomp/filetxt), by job id."""
+    jobs = {}
+    for line in path.read_text().splitlines() if path.exists() else []:
+        fields = dict(re.findall(r"(\w+)=(\S*)", line))
+        jobs[fields["JobId"]] = fields
+    return jobs
 
 
 @pytest.fixture(scope="module")
@@ -56,28 +79,20 @@ def slurm_run(tmp_path_factory):
     wf = workflow_copy(tmp_path_factory.mktemp("slurm-wf"), GRID)
     started = time.monotonic()
     try:
-        with slurm_cluster.cluster(state) as daemons:
-            env = {
-                **os.environ,
-                "BLOCKBENCH_LOCK": str(wf / "measure.lock"),
-                "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-            }
-            cmd = [
-                "timeout",
-                "-k",
-                "10",
-                "270",
-                sys.executable,
-                "-m",
-                "snakemake",
-                "--workflow-profile",
-                "profiles/slurm",
+        with slurm_cluster.cluster(state) as running:
+            run = snakemake(wf, "--configfile", "tiny.yaml", *TEST_OVERRIDES)
+            seconds = time.monotonic() - started
+            jobs = jobcomp(state / "log" / "jobcomp.txt")
+            # the same grid with no account set must stop before submitting anything
+            unset = {**GRID, "cluster": {k: v for k, v in CLUSTER.items() if k != "account"}}
+            refused = snakemake(
+                workflow_copy(tmp_path_factory.mktemp("slurm-no-account"), unset),
                 "--configfile",
                 "tiny.yaml",
-                *TEST_OVERRIDES,
-            ]
-            run = subprocess.run(cmd, cwd=wf, env=env, capture_output=True, text=True)
-            pids = [d.pid for d in daemons]
+            )
+            jobs_after = jobcomp(state / "log" / "jobcomp.txt")
+            queued = subprocess.run(["squeue", "-h"], capture_output=True, text=True).stdout
+            cpus = int(re.search(r"CPUs=(\d+)", slurm_cluster.node_line()).group(1))
     except slurm_cluster.Unavailable as why:
         if os.environ.get("BLOCKBENCH_REQUIRE_SLURM"):
             pytest.fail(f"SLURM is required here (BLOCKBENCH_REQUIRE_SLURM) but: {why}")
@@ -90,9 +105,14 @@ def slurm_run(tmp_path_factory):
     return {
         "wf": wf,
         "run": run,
-        "pids": pids,
-        "seconds": time.monotonic() - started,
-        "state": state,
+        "seconds": seconds,
+        "pids": [d.pid for d in running.procs],
+        "cluster": running,
+        "node_cpus": cpus,
+        "jobs": jobs,
+        "refused": refused,
+        "jobs_after_refusal": jobs_after,
+        "queued_after_refusal": queued,
     }
 
 
@@ -108,30 +128,98 @@ def test_workflow_completes_on_slurm_within_five_minutes(slurm_run):
 
 
 @pytest.mark.slurm
-def test_every_cpu_cell_ran_inside_a_slurm_job_and_is_ok(slurm_run):
-    cpu = [r for r in records(slurm_run["wf"]) if r["cell"]["device"] == "cpu"]
-    assert cpu
-    for r in cpu:
-        assert r["status"] == "ok", (r["cell"], r["reason"])
-        slurm = r["provenance"]["slurm"]
-        assert slurm and slurm["job_id"].isdigit() and slurm["node"]
-        # NumPy and XLA used the cores the job step granted, not Snakemake's threads=1
-        threads = r["provenance"]["threads"]
-        assert threads["parity"] and threads["blas_threads"] == threads["n_cores"], threads
+def test_the_cluster_confines_job_steps_to_their_cpus(slurm_run):
+    running = slurm_run["cluster"]
+    assert "task/affinity" in running.task_plugin
+    # cgroups as well where this machine allows slurmd to make them
+    assert ("task/cgroup" in running.task_plugin) == (running.cgroups_unavailable is None)
+    print(f"\nTaskPlugin={running.task_plugin}; cgroups: {running.cgroups_unavailable or 'on'}")
 
 
 @pytest.mark.slurm
-def test_gpu_cells_requested_a_gpu_and_came_back_unavailable(slurm_run):
+def test_every_cpu_cell_ran_on_every_cpu_of_its_node_numpy_and_xla_alike(slurm_run):
+    """Exclusive node, no --cpus-per-task: the step has every CPU of the node, whatever the
+    group; the cell's affinity, NumPy's BLAS pool and XLA's pool all equal that count."""
+    cpu = [r for r in records(slurm_run["wf"]) if r["cell"]["device"] == "cpu"]
+    n = slurm_run["node_cpus"]
+    assert len(cpu) == 6
+    seen = []
+    for r in cpu:
+        assert r["status"] == "ok", (r["cell"], r["reason"])
+        slurm, threads = r["provenance"]["slurm"], r["provenance"]["threads"]
+        assert slurm["job_id"].isdigit() and slurm["node"] and slurm["step_id"].isdigit()
+        granted = slurm["granted"]["step_cpus"]  # scontrol show step: SLURM's own word
+        assert granted == n and threads["granted"] == n, slurm
+        assert threads["cores"] == list(range(n)), threads  # the affinity the step was bound to
+        if slurm_run["cluster"].cgroups_unavailable is None:  # and its cpuset
+            assert f"/job_{slurm['job_id']}/step_{slurm['step_id']}" in slurm["cgroup"], slurm
+        assert threads["blas_threads"] == n, threads
+        assert threads["xla_threads"] in (None, n), threads  # None: no XLA pool (NumPy cell)
+        assert threads["parity"], threads
+        assert not [w for w in r["warnings"] if w.startswith("thread parity")], r["warnings"]
+        seen.append((r["cell"]["impl"], threads["n_cores"], threads["blas_threads"]))
+        if r["cell"]["impl"] != "numpy":
+            assert threads["xla_threads"] == n, threads
+    print(f"\nCPU cells (impl, cores, BLAS threads) on a {n}-CPU node: {sorted(seen)}")
+
+
+@pytest.mark.slurm
+def test_a_group_asks_for_one_cells_cpus_and_the_sum_of_its_cells_runtimes(slurm_run):
+    by_job: dict[str, int] = {}
+    for r in records(slurm_run["wf"]):
+        if r["cell"]["device"] == "cpu":
+            job = r["provenance"]["slurm"]["job_id"]
+            by_job[job] = by_job.get(job, 0) + 1
+    assert max(by_job.values()) == 2  # groups of two cells were formed
+    per_cell = cluster.runtime_min(GRID["budget_s"])
+    for job, cells in by_job.items():
+        done = slurm_run["jobs"][job]
+        assert int(done["TimeLimit"]) == cells * per_cell, done
+        assert int(done["ProcCnt"]) == slurm_run["node_cpus"], done  # the whole node
+
+
+@pytest.mark.slurm
+def test_gpu_cells_got_the_gpu_model_and_the_cpus_they_asked_for(slurm_run):
     gpu = [r for r in records(slurm_run["wf"]) if r["cell"]["device"] == "gpu"]
     assert gpu
     for r in gpu:
         assert r["status"] == "unavailable"
         assert "no gpu device: JAX sees only cpu:0" in r["reason"]
         slurm = r["provenance"]["slurm"]
-        # the GPU that SLURM granted (a generic resource with no hardware behind it)
-        assert slurm["job_id"].isdigit() and slurm.get("gpus_on_node") == "1", slurm
+        # the typed GPU that SLURM granted (a generic resource with no hardware behind it)
+        assert slurm["granted"]["job_gres"] == f"gpu:{slurm_cluster.GPU_MODEL}:1", slurm
+        assert slurm["gpus_on_node"] == "1", slurm
+        want = CLUSTER["gpu_cpus"]
+        assert slurm["granted"]["step_cpus"] == want == int(slurm["cpus_on_node"]), slurm
+        assert r["provenance"]["host"]["cpu_affinity"] == want  # bound to them
+        if slurm_run["cluster"].cgroups_unavailable is None:
+            assert f"/job_{slurm['job_id']}/step_{slurm['step_id']}" in slurm["cgroup"], slurm
+    granted = sorted({r["provenance"]["slurm"]["granted"]["node_gres"] for r in gpu})
+    print(f"\nGPU cells granted: {granted}")
     cpu = [r for r in records(slurm_run["wf"]) if r["cell"]["device"] == "cpu"]
     assert not any(r["provenance"]["slurm"].get("gpus_on_node") for r in cpu)  # only GPU cells
+
+
+@pytest.mark.slurm
+def test_no_two_measurements_overlapped_though_jobs_did(slurm_run):
+    """GPU jobs share the node here (exclusive_gpu off): the per-node lock in the workflow's
+    directory, seen by every job, is what keeps their measurements apart."""
+    wf, node = slurm_run["wf"], slurm_run["cluster"].node
+    recs = sorted(records(wf), key=lambda r: r["started_at"])
+    lock = wf / ".snakemake/blockbench-locks" / f"{node}.lock"
+    assert lock.exists()
+    assert {r["provenance"]["config"]["lock"] for r in recs} == {str(lock)}
+    for before, after in itertools.pairwise(recs):
+        assert before["finished_at"] <= after["started_at"], (before["cell"], after["cell"])
+
+
+@pytest.mark.slurm
+def test_a_run_with_no_account_set_stops_before_submitting(slurm_run):
+    refused = slurm_run["refused"]
+    assert refused.returncode != 0
+    assert "cluster.account is not set" in refused.stdout + refused.stderr
+    assert slurm_run["jobs_after_refusal"].keys() == slurm_run["jobs"].keys()
+    assert not slurm_run["queued_after_refusal"].strip()
 
 
 @pytest.mark.slurm
@@ -147,9 +235,95 @@ def test_tables_figures_and_claims_were_produced(slurm_run):
 
 
 @pytest.mark.slurm
-def test_every_daemon_started_is_stopped(slurm_run):
+def test_every_daemon_started_is_stopped_and_every_cgroup_removed(slurm_run):
     for pid in slurm_run["pids"]:
         assert (
             not Path(f"/proc/{pid}").exists()
             or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
         ), pid
+    assert not list(slurm_cluster.CGROUP_V1.glob("slurm*"))
+
+
+# The checks before a SLURM run submits anything, one setting at a time (no cluster needed).
+GOOD = {"account": "proj", "exclusive_cpu": True, "cpus": None}
+
+
+def problems(cluster_cfg=GOOD, **kw):
+    args = {
+        "cores": 1,
+        "status_command": "squeue",
+        "init_seconds": 40,
+        "guess_account": lambda: None,
+        "min_job_age": lambda: 300,
+        "sacct_available": lambda: True,
+        "sacct_works": lambda: True,
+        **kw,
+    }
+    return cluster.problems(cluster_cfg, **args)
+
+
+def test_a_complete_slurm_setup_has_no_problems():
+    assert problems() == []
+    assert problems({**GOOD, "account": "none"}) == []  # where the plugin finds nothing to guess
+    assert problems({**GOOD, "exclusive_cpu": False, "cpus": 8}) == []
+    assert problems(status_command="sacct") == []
+
+
+@pytest.mark.parametrize(
+    ("cluster_cfg", "kw", "says"),
+    [
+        ({**GOOD, "account": None}, {}, "cluster.account is not set"),
+        ({**GOOD, "account": "none"}, {"guess_account": lambda: "other"}, "would charge 'other'"),
+        ({**GOOD, "exclusive_cpu": False}, {}, "needs cluster.exclusive_cpu"),
+        (GOOD, {"cores": None}, "`cores` is not set"),
+        (GOOD, {"status_command": "sacct", "sacct_works": lambda: False}, "squeue"),
+        # squeue with MinJobAge under 3 x init: the plugin switches to sacct by itself
+        (GOOD, {"min_job_age": lambda: 60, "sacct_works": lambda: False}, "MinJobAge >= 180"),
+        (GOOD, {"min_job_age": lambda: 150}, "MinJobAge=150 s"),
+    ],
+)
+def test_each_missing_slurm_setting_is_named_before_submitting(cluster_cfg, kw, says):
+    found = problems(cluster_cfg, **kw)
+    assert len(found) == 1 and says in found[0], found
+
+
+def test_the_account_resource_is_the_configured_account_or_nothing():
+    assert cluster.account({"account": "proj"}) == "proj"
+    assert cluster.account({"account": 12345}) == "12345"
+    assert cluster.account({"account": "none"}) == cluster.account({"account": None}) == ""
+
+
+def test_a_cells_runtime_is_its_budget_and_start_up_in_whole_minutes():
+    assert cluster.runtime_min(300) == 10
+    assert cluster.runtime_min(3600) == 65
+    assert cluster.runtime_min(3601) == 66
+
+
+def test_inside_a_slurm_job_the_lock_is_the_nodes_file_in_the_cluster_lock_dir(
+    tmp_path, monkeypatch
+):
+    monkeypatch.delenv("BLOCKBENCH_LOCK", raising=False)
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    shared = tmp_path / "locks"
+    assert measure.lock_path(None, shared) == measure.default_lock_path()  # not in SLURM
+    monkeypatch.setenv("SLURM_JOB_ID", "7")
+    monkeypatch.setenv("SLURMD_NODENAME", "gpu042")
+    assert measure.lock_path(None, shared) == shared / "gpu042.lock"
+    assert measure.lock_path(tmp_path / "x.lock", shared) == tmp_path / "x.lock"
+    monkeypatch.setenv("BLOCKBENCH_LOCK", str(tmp_path / "env.lock"))
+    assert measure.lock_path(None, shared) == tmp_path / "env.lock"
+
+
+def test_a_cell_on_more_cores_than_slurm_granted_its_step_is_flagged(monkeypatch):
+    """Where the cluster binds nothing (TaskPlugin=task/none), the affinity is the whole
+    node while the step was granted fewer CPUs: the libraries agree with the affinity, but
+    the cell is flagged."""
+    monkeypatch.setenv("SLURM_JOB_ID", "7")
+    monkeypatch.setenv("SLURM_CPUS_ON_NODE", "1")
+    threads = provenance.threads((0, 1), None)
+    assert threads["granted"] == 1
+    assert not threads["parity"] and "SLURM granted the job step CPUs: 1" in threads["mismatch"]
+    monkeypatch.setenv("SLURM_CPUS_ON_NODE", "2")
+    assert provenance.threads((0, 1), None)["granted"] == 2
+    monkeypatch.delenv("SLURM_JOB_ID")
+    assert provenance.threads((0, 1), None)["granted"] is None

@@ -13,6 +13,7 @@ import fcntl
 import os
 import resource
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -41,6 +42,25 @@ BUSY_HOST_CORES = 0.25
 
 def default_lock_path() -> Path:
     return Path(os.environ.get("BLOCKBENCH_LOCK", Path(tempfile.gettempdir()) / "blockbench.lock"))
+
+
+def node_name() -> str:
+    return os.environ.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
+
+
+def lock_path(lock: Path | None, cluster_lock_dir: Path | None) -> Path:
+    """The host's measurement lock: --lock, else $BLOCKBENCH_LOCK, else inside a SLURM job
+    <cluster_lock_dir>/<node>.lock, else one in the temporary directory.
+
+    On a cluster the temporary directory is often private to each job (a per-job /tmp), so
+    two jobs on one node would each hold a lock of their own; the cluster's lock directory
+    is one that every job on the node sees (by default under the workflow's directory, which
+    every job shares), and the node's name in the file keeps nodes apart."""
+    if lock is not None:
+        return lock
+    if "BLOCKBENCH_LOCK" in os.environ or not (cluster_lock_dir and "SLURM_JOB_ID" in os.environ):
+        return default_lock_path()
+    return cluster_lock_dir / f"{node_name()}.lock"
 
 
 def phase_list(text: str) -> tuple[str, ...]:
@@ -112,8 +132,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--lock",
         type=Path,
-        default=default_lock_path(),
-        help="host-wide lock file: one measurement per host at a time",
+        default=None,
+        help="host-wide lock file: one measurement per host at a time (default: "
+        "$BLOCKBENCH_LOCK, else blockbench.lock in the temporary directory)",
+    )
+    p.add_argument(
+        "--cluster-lock-dir",
+        type=Path,
+        default=None,
+        help="inside a SLURM job, the lock is <DIR>/<node>.lock: a directory every job on "
+        "the node sees (a per-job /tmp would give each job a lock of its own)",
     )
     return p.parse_args(argv)
 
@@ -179,6 +207,7 @@ def host_lock(path: Path) -> Iterator[int]:
     """Hold the host's measurement lock: two measurements at once would share cores,
     caches and memory bandwidth, whatever the scheduler believes. Yields the descriptor:
     a worker that inherits it keeps the lock held until it exits, even if we die first."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
     try:
         try:
@@ -278,7 +307,8 @@ def main(argv: list[str] | None = None) -> int:
         sample_time_s=args.sample_time_s,
         warmup=args.warmup,
     )
-    with host_lock(args.lock) as lock_fd:
+    lock = lock_path(args.lock, args.cluster_lock_dir)
+    with host_lock(lock) as lock_fd:
         started = time.time()
         spec = CellSpec(
             device=args.device,
@@ -308,6 +338,7 @@ def main(argv: list[str] | None = None) -> int:
         "threads": args.threads,
         "phases": list(args.phases) if args.phases else None,
         "repeat": args.repeat,
+        "lock": str(lock),
     }
     record = {
         "schema_version": SCHEMA_VERSION,

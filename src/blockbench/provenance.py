@@ -24,14 +24,18 @@ ENV_PATTERN = re.compile(
     r"|CUDA_VISIBLE_DEVICES|CUDA_DEVICE_ORDER|NVIDIA_VISIBLE_DEVICES|ROCR_VISIBLE_DEVICES"
     r"|TPU_.*|GOMP_.*|KMP_.*)$"
 )
-# SLURM facts a reader needs to place a result: job, node, and the GPUs it was granted.
+# SLURM facts a reader needs to place a result: job, step, node, and the CPUs and GPUs it
+# was granted. Inside a job step SLURM_CPUS_ON_NODE counts the step's CPUs, not the job's.
 SLURM_KEYS = {
     "job_id": "SLURM_JOB_ID",
+    "step_id": "SLURM_STEP_ID",
     "array_task_id": "SLURM_ARRAY_TASK_ID",
     "node": "SLURMD_NODENAME",
     "nodelist": "SLURM_JOB_NODELIST",
     "partition": "SLURM_JOB_PARTITION",
     "cpus_on_node": "SLURM_CPUS_ON_NODE",
+    "cpus_per_task": "SLURM_CPUS_PER_TASK",
+    "job_cpus_per_node": "SLURM_JOB_CPUS_PER_NODE",
     "gpus": "SLURM_GPUS",
     "job_gpus": "SLURM_JOB_GPUS",
     "step_gpus": "SLURM_STEP_GPUS",
@@ -102,10 +106,56 @@ def environment() -> dict[str, str]:
     return {k: v for k, v in sorted(os.environ.items()) if ENV_PATTERN.match(k)}
 
 
-def slurm() -> dict[str, str] | None:
+def slurm() -> dict[str, Any] | None:
+    """The job's SLURM variables, and what SLURM itself says it granted (scontrol)."""
     if "SLURM_JOB_ID" not in os.environ:
         return None
-    return {key: os.environ[var] for key, var in SLURM_KEYS.items() if var in os.environ}
+    out: dict[str, Any] = {
+        key: os.environ[var] for key, var in SLURM_KEYS.items() if var in os.environ
+    }
+    out["cgroup"] = _safe(cpu_cgroup)
+    out["granted"] = _safe(
+        slurm_granted, os.environ["SLURM_JOB_ID"], os.environ.get("SLURM_STEP_ID")
+    )
+    return out
+
+
+def cpu_cgroup() -> str | None:
+    """This process's cgroup that confines CPUs (v1 cpuset, else the v2 one): a job step's
+    under task/cgroup (.../job_<id>/step_<id>), None where /proc has no cgroups."""
+    path = Path("/proc/self/cgroup")
+    if not path.exists():
+        return None
+    lines = [line.split(":", 2) for line in path.read_text().splitlines()]
+    for _, controllers, where in lines:
+        if "cpuset" in controllers.split(","):
+            return where
+    return next((where for _, controllers, where in lines if controllers == ""), None)
+
+
+def _scontrol(*args: str) -> str:
+    return subprocess.run(
+        ["scontrol", *args], capture_output=True, text=True, check=True, timeout=10
+    ).stdout
+
+
+def slurm_granted(job_id: str, step_id: str | None) -> dict[str, Any]:
+    """The step's CPU count, and the job's CPU ids, GPUs (with their type) and memory on this
+    node, as `scontrol` reports them: the allocation itself, not what the process sees."""
+    out: dict[str, Any] = {}
+    if step_id is not None:
+        step = _scontrol("show", "step", f"{job_id}.{step_id}")
+        if found := re.search(r"\bCPUs=(\d+)", step):
+            out["step_cpus"] = int(found.group(1))
+        if found := re.search(r"\bTresPerStep=(\S+)", step):
+            out["step_tres"] = found.group(1)
+    job = _scontrol("show", "job", "--details", job_id)
+    if found := re.search(r"\bJOB_GRES=(\S+)", job):
+        out["job_gres"] = found.group(1)
+    if found := re.search(r"\bCPU_IDs=(\S+)\s+Mem=(\d+)\s+GRES=(\S*)", job):
+        out["job_cpu_ids"], out["job_mem_mb"] = found.group(1), int(found.group(2))
+        out["node_gres"] = found.group(3)
+    return out
 
 
 def git_commit(root: Path = PROJECT_ROOT) -> dict[str, Any]:
@@ -146,11 +196,25 @@ def xla_threads() -> int | None:
     return sum(name == "tf_XLAEigen" for name in names) or None
 
 
+def granted_cpus() -> int | None:
+    """CPUs SLURM granted this job step on this node (None outside SLURM). A step's
+    SLURM_CPUS_ON_NODE counts its own CPUs, whether or not the node binds it to them."""
+    if "SLURM_JOB_ID" not in os.environ:
+        return None
+    try:
+        return int(os.environ["SLURM_CPUS_ON_NODE"])
+    except (KeyError, ValueError):
+        return None
+
+
 def threads(cores: tuple[int, ...], requested: int | None) -> dict[str, Any]:
-    """What each library actually used, next to the cores the cell was given.
+    """What each library actually used, next to the cores the cell was given and, in a
+    SLURM job, the CPUs SLURM granted its step.
 
     Read after the cell ran, so the pools exist: BLAS from threadpoolctl, XLA by counting
-    its pool's threads. `parity` is false when either differs from the cell's cores.
+    its pool's threads. `parity` is false when either differs from the cell's cores, or
+    when the cell's cores are not the step's CPUs (more than granted where the cluster
+    binds no CPUs, e.g. TaskPlugin=task/none; fewer where the affinity was narrowed).
     """
     from threadpoolctl import threadpool_info
 
@@ -159,12 +223,16 @@ def threads(cores: tuple[int, ...], requested: int | None) -> dict[str, Any]:
     openmp = [p["num_threads"] for p in pools if p.get("user_api") == "openmp"]
     xla = xla_threads()
     n = len(cores)
+    granted = granted_cpus()
     seen = {"NumPy BLAS": max(blas) if blas else None, "XLA": xla}
     wrong = {name: count for name, count in seen.items() if count is not None and count != n}
     if requested is not None and requested != n:
         wrong[f"{requested} threads were requested, cores granted"] = n
+    if granted is not None and (n > granted or (requested is None and n != granted)):
+        wrong["SLURM granted the job step CPUs:"] = granted
     return {
         "requested": requested,
+        "granted": granted,
         "cores": list(cores),
         "n_cores": n,
         "blas_threads": seen["NumPy BLAS"],

@@ -1,7 +1,7 @@
 # Grid and target lists, computed by the blockbench package from the validated config.
 from pathlib import Path
 
-from blockbench import figures, grid
+from blockbench import cluster, figures, grid
 from blockbench.aggregate import raw_files
 from blockbench.sampling import per_process
 from blockbench.stages import read_claims
@@ -41,5 +41,20 @@ def phases_of(wc):
     return ",".join(PLAN.get(cell) or ())
 
 
-# Minutes a measurement job may take on a cluster (the cell's budget and start-up).
-RUNTIME = max(10, int(config["budget_s"] / 60) + 5)
+# What a measurement job asks a cluster for (profiles/slurm; config/README.md, `cluster`).
+# Constants, so that planning a large grid stays fast. Minutes: the cell's budget and the
+# start-up around it; a group's cells run one after another and add up their runtimes.
+CLUSTER = config["cluster"]
+RUNTIME = cluster.runtime_min(config["budget_s"])
+# A measurement claims every core Snakemake may use (`cores`, set by profiles/slurm): on a
+# host it runs alone, and Snakemake lays out a group's cells one per layer, so the group asks
+# for one cell's CPUs and memory and for the sum of its cells' runtimes.
+CELL_THREADS = workflow.resource_settings.cores or 1
+# CPUs of a CPU cell's job step: -1 sends no --cpus-per-task, so that the step has every CPU
+# of its (exclusive) node; GPU cells get the GPU and gpu_cpus CPUs.
+CPU_CELL_CPUS = CLUSTER["cpus"] or -1
+# --mem for every measurement job; 0 sends none: SLURM's default for the job, which on an
+# exclusive node is the node's (DefMemPerCPU for each of its CPUs, or all of it).
+MEM_MB = CLUSTER["mem_mb"] or 0
+ACCOUNT = cluster.account(CLUSTER)
+LOCK_DIR = str(Path(CLUSTER["lock_dir"]).resolve())

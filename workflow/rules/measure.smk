@@ -23,12 +23,17 @@ rule measure:
         "measure_cpu"
     conda:
         ENV
+    threads: CELL_THREADS
+    # the rest only matters on a cluster (profiles/slurm, config `cluster`)
     resources:
         measure_host=1,
         runtime=RUNTIME,
+        mem_mb=MEM_MB,
+        cpus_per_task=CPU_CELL_CPUS,
         gpu=0,
         gpu_model="",
-        slurm_extra="--exclusive" if config["cluster"]["exclusive_cpu"] else "",
+        slurm_account=ACCOUNT,
+        slurm_extra="--exclusive" if CLUSTER["exclusive_cpu"] else "",
     params:
         sampling=per_process(config["sampling"], config["repeats"]),
         budget_s=config["budget_s"],
@@ -36,6 +41,7 @@ rule measure:
         threads=config["threads"],
         seed=config["seed"],
         matmul_precision=config["matmul_precision"],
+        lock_dir=LOCK_DIR,
     script:
         "../scripts/measure.py"
 
@@ -52,8 +58,15 @@ use rule measure as measure_accelerator with:
     resources:
         measure_host=1,
         runtime=RUNTIME,
+        mem_mb=MEM_MB,
+        cpus_per_task=CLUSTER["gpu_cpus"],
         gpu=lambda wc: int(wc.device == "gpu"),
-        gpu_model=lambda wc: (
-            config["cluster"]["gpu_model"] if wc.device == "gpu" else ""
-        ),
-        slurm_extra="",
+        gpu_model=lambda wc: CLUSTER["gpu_model"] if wc.device == "gpu" else "",
+        slurm_account=ACCOUNT,
+        slurm_extra="--exclusive" if CLUSTER["exclusive_gpu"] else "",
+
+
+# Before the first submission to SLURM: every setting the cluster needs is there (the
+# account, a status command that works, ...), or the run stops and says which is missing.
+onstart:
+    cluster.check(workflow, CLUSTER)

@@ -27,6 +27,8 @@ args = [
     str(p.seed),
     "--matmul-precision",
     p.matmul_precision,
+    "--cluster-lock-dir",
+    p.lock_dir,
 ]
 for key, value in p.sampling.items():
     args += [f"--{key.replace('_', '-')}", str(value)]
