@@ -25,7 +25,7 @@ import slurm_cluster
 from tiny import TINY, workflow_copy
 
 from blockbench import cluster, figures, measure, provenance
-from blockbench.claim_rules import load as load_claims
+from blockbench.stages import read_claims
 
 TEST_OVERRIDES = [
     "--slurm-init-seconds-before-status-checks",
@@ -229,7 +229,7 @@ def test_tables_figures_and_claims_were_produced(slurm_run):
     for name in figures.NAMES:
         assert (wf / f"results/figures/{name}.png").exists()
     claims = pd.read_csv(wf / "results/claims.csv").set_index("claim_id")
-    assert len(claims) == len(load_claims(wf / "config/claims.yaml"))
+    assert len(claims) == len(read_claims(wf / "config/claims.yaml", wf / "config/articles.yaml"))
     assert claims.loc["B1", "verdict"] == "not_run"
     assert "no gpu device" in claims.loc["B1", "note"]
 

@@ -311,7 +311,7 @@ def test_report_renders_figures_tables_and_claims(tiny_run):
     landing = json.loads(re.search(r"workflow_desc = (\".*?[^\\]\");", html).group(1))
     table = pd.read_csv(tiny_run / "results/claims.csv")
     for r in table.itertuples():
-        assert f"<td>{r.claim_id}</td>" in landing
+        assert f"<td>{r.claim_id} <tt" in landing, r.claim_id
     assert "(this run)" in landing and landing.index("tiny") < landing.index("dev-2core-xeon")
     assert "1. The articles, redrawn" in html
 
