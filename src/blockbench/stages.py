@@ -76,6 +76,6 @@ def build_claims(
         print(
             f"{r.run_label} {r.claim_id}: {r.verdict} "
             f"(measured {claims_report.value_ci(r.measured, r.ci_low, r.ci_high) or '-'}, "
-            f"article {r.article})"
+            f"article {claims.fmt(r.article) or '-'})"
         )
     return table
