@@ -13,23 +13,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from blockbench.claims import covers_each_other, value_ci
+
 DECISIVE = {"reproduced", "not_reproduced"}
 
 
-def value(r: pd.Series) -> str:
-    if pd.isna(r["measured"]):
-        return ""
-    if pd.isna(r["ci_low"]):
-        return f"{r['measured']:.3g}"
-    return f"{r['measured']:.3g} [{r['ci_low']:.3g}, {r['ci_high']:.3g}]"
-
-
-def covers(a: pd.Series, b: pd.Series) -> bool | None:
-    if pd.isna(a["ci_low"]) or pd.isna(b["ci_low"]):
-        return None
-    return bool(a["ci_low"] <= b["measured"] <= a["ci_high"]) and bool(
-        b["ci_low"] <= a["measured"] <= b["ci_high"]
-    )
+def show(r: pd.Series) -> str:
+    return value_ci(r["measured"], r["ci_low"], r["ci_high"])
 
 
 def main() -> None:
@@ -43,16 +33,14 @@ def main() -> None:
     flips, checked, covering = [], 0, 0
     for claim in a.index:
         ra, rb = a.loc[claim], b.loc[claim]
-        both = covers(ra, rb)
+        both = covers_each_other(ra, rb)
         if both is not None:
             checked += 1
             covering += both
         if {ra["verdict"], rb["verdict"]} == DECISIVE:
             flips.append(claim)
         mark = "" if both is None else ("yes" if both else "no")
-        print(
-            f"| {claim} | {ra['verdict']} | {rb['verdict']} | {value(ra)} | {value(rb)} | {mark} |"
-        )
+        print(f"| {claim} | {ra['verdict']} | {rb['verdict']} | {show(ra)} | {show(rb)} | {mark} |")
     print(f"\nverdicts flipping between reproduced and not_reproduced: {flips or 'none'}")
     print(f"claims whose CIs cover the other run's estimate: {covering} of {checked}")
 

@@ -380,3 +380,29 @@ def test_a_claims_ci_and_the_cell_tables_ci_are_drawn_from_the_same_replicates(p
     jax = cell[(cell["impl"] == "jax") & (cell["phase"] == "steady")].iloc[0]
     assert table.iloc[0]["ci_low"] == pytest.approx(jax["ci95_low_s"], rel=1e-12)
     assert table.iloc[0]["ci_high"] == pytest.approx(jax["ci95_high_s"], rel=1e-12)
+
+
+def test_runs_on_the_same_hardware_that_differ_beyond_their_cis_say_so():
+    def run(label, jax_median, model="xeon"):
+        out = []
+        for impl, median in (("numpy", 1.0), ("jax", jax_median)):
+            for p in row(
+                impl, 5000, median=median, run_label=label, spread=0.02, seed=1, process_spread=0.02
+            ):
+                out.append({**p, "device_model": model})
+        return out
+
+    part = ratio_part(size=5000)
+    same = run("monday", 2.0) + run("tuesday", 2.6)  # both hold > 1.5, 30% apart
+    table, _, markdown = judged([same], part)
+    notes = table.set_index("run_label")["other_runs"]
+    assert "run tuesday on the same hardware measured 2.6" in notes["monday"]
+    assert "each run's value lies outside the other's CI" in notes["monday"]
+    assert "run monday" in notes["tuesday"]
+    assert "Other runs on the same hardware" in markdown
+    assert "Other runs on the same hardware" not in claims_report.to_rst(table[:0])
+    assert "quote the claim from both" in claims_report.to_rst(table, first="monday")
+    # the same two values on different machines, or two runs that agree: nothing to say
+    apart, _, _ = judged([run("monday", 2.0) + run("tuesday", 2.6, model="epyc")], part)
+    agree, _, _ = judged([run("monday", 2.0) + run("tuesday", 2.0)], part)
+    assert (apart["other_runs"] == "").all() and (agree["other_runs"] == "").all()

@@ -443,9 +443,7 @@ def verdict(parts: list[PartResult]) -> tuple[str, str]:
 
 
 def _ci(p: PartResult) -> str:
-    if p.ci_low is None:
-        return fmt(p.measured)
-    return f"{fmt(p.measured)} [{fmt(p.ci_low)}, {fmt(p.ci_high)}]"
+    return value_ci(p.measured, p.ci_low, p.ci_high)
 
 
 def _undecided(p: PartResult) -> str:
@@ -456,6 +454,19 @@ def _undecided(p: PartResult) -> str:
 
 def fmt(x: float | None) -> str:
     return "" if x is None or not math.isfinite(x) else f"{x:.3g}"
+
+
+def value_ci(value: Any, low: Any, high: Any) -> str:
+    """`2.1 [1.44, 3.26]`, the value alone where it has no CI, '' where nothing."""
+    if _missing(value):
+        return ""
+    if _missing(low):
+        return fmt(value)
+    return f"{fmt(value)} [{fmt(low)}, {fmt(high)}]"
+
+
+def _missing(x: Any) -> bool:
+    return x is None or (isinstance(x, float) and pd.isna(x))
 
 
 def evaluate(
@@ -502,7 +513,42 @@ def evaluate(
                     "article_figures": claim["article"],
                 }
             )
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    if not table.empty:
+        table["other_runs"] = disagreements(table)
+    return table
+
+
+def covers_each_other(a: Any, b: Any) -> bool | None:
+    """Whether each of two measurements' 95% CIs holds the other's value (None: a CI is
+    missing). Two runs of one setup that fail this differ by more than either run's CI
+    says, so neither CI can be quoted as the uncertainty of the setup."""
+    if any(pd.isna(r.ci_low) or pd.isna(r.ci_high) for r in (a, b)):
+        return None
+    return bool(a.ci_low <= b.measured <= a.ci_high and b.ci_low <= a.measured <= b.ci_high)
+
+
+def disagreements(table: pd.DataFrame) -> pd.Series:
+    """Per row of the claims table: where another run on the same hardware (the same device
+    models) measured the same claim outside this run's CI, or reached another verdict, say
+    so. A run's CI holds its processes' spread, not what changes between runs (the
+    machine's state on another day), and merged runs are where that shows."""
+    notes = pd.Series("", index=table.index, dtype=object)
+    measured = table[table["device_model"].fillna("") != ""]
+    for _, same in measured.groupby(["claim_id", "device_model"]):
+        for i, a in same.iterrows():
+            said = []
+            for _, b in same.drop(index=i).iterrows():
+                differ = covers_each_other(a, b) is False
+                if differ or a["verdict"] != b["verdict"]:
+                    value = value_ci(b["measured"], b["ci_low"], b["ci_high"]) or "-"
+                    said.append(
+                        f"run {b['run_label']} on the same hardware measured {value} "
+                        f"({b['verdict']})"
+                        + (": each run's value lies outside the other's CI" if differ else "")
+                    )
+            notes[i] = "; ".join(said)
+    return notes
 
 
 def claim_ratios(

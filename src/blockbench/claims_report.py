@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from blockbench.claims import fmt
+from blockbench.claims import fmt, value_ci
 
 LEGEND = (
     "Every value is shown with its 95% confidence interval (a bootstrap over the worker "
@@ -24,18 +24,6 @@ LEGEND = (
 
 
 EMPTY = "–"  # an empty table cell ("-" would start a bullet list in reStructuredText)
-
-
-def value_ci(value: Any, low: Any, high: Any) -> str:
-    if _missing(value):
-        return ""
-    if _missing(low):
-        return fmt(value)
-    return f"{fmt(value)} [{fmt(low)}, {fmt(high)}]"
-
-
-def _missing(x: Any) -> bool:
-    return x is None or (isinstance(x, float) and pd.isna(x))
 
 
 def _cell(text: Any) -> str:
@@ -79,6 +67,19 @@ def _parts(parts: pd.DataFrame) -> list[str]:
     return lines
 
 
+OTHER_RUNS = (
+    "Another run on the same hardware measured these claims differently: a run's 95% CI "
+    "holds the spread of its own processes, not what changes between runs, so where two "
+    "runs differ by more than their CIs, quote the claim from both."
+)
+
+
+def _other_runs(runs: pd.DataFrame) -> list[str]:
+    if "other_runs" not in runs:
+        return []
+    return [f"- {r.claim_id}: {r.other_runs}" for r in runs.itertuples() if r.other_runs]
+
+
 def _article(part: dict[str, Any]) -> str:
     """The article's figure for a part, as named in config/articles.yaml and as a number."""
     if "article_expression" not in part:
@@ -115,6 +116,9 @@ def to_rst(table: pd.DataFrame, first: str = "") -> str:
                 f"     - {on or EMPTY}",
             ]
         out.append("")
+        others = _other_runs(table[table["run_label"] == run_label])
+        if others:
+            out += [OTHER_RUNS, "", *others, ""]
     return "\n".join(out) + "\n"
 
 
@@ -129,6 +133,9 @@ def to_markdown(table: pd.DataFrame, parts: pd.DataFrame, claims: list[dict[str,
             lines += ["### Warnings", ""]
             lines += [f"- {r.claim_id}: {r.warnings}" for r in warned.itertuples()]
             lines.append("")
+        others = _other_runs(runs)
+        if others:
+            lines += ["### Other runs on the same hardware", "", OTHER_RUNS, "", *others, ""]
     lines += ["## What each claim says and how it is judged", ""]
     for claim in claims:
         lines.append(

@@ -75,7 +75,7 @@ def build_claims(
     for r in table.itertuples():
         print(
             f"{r.run_label} {r.claim_id}: {r.verdict} "
-            f"(measured {claims_report.value_ci(r.measured, r.ci_low, r.ci_high) or '-'}, "
+            f"(measured {claims.value_ci(r.measured, r.ci_low, r.ci_high) or '-'}, "
             f"article {claims.fmt(r.article) or '-'})"
         )
     return table
