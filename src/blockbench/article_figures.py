@@ -433,7 +433,3 @@ ARTICLE_FIGURES: dict[str, Callable[[Articles, list[RunView]], plt.Figure]] = {
     "article_C": article_c,
     "article_D": article_d,
 }
-
-
-def draw(name: str, articles: Articles, cells: pd.DataFrame, processes: pd.DataFrame) -> plt.Figure:
-    return ARTICLE_FIGURES[name](articles, RunView.each(cells, processes))
