@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 import jax
 import numpy as np
 
-from blockbench import harness
+from blockbench import harness, sampling
 from blockbench.registry import WORKLOADS, lookup
 
 
@@ -42,7 +42,11 @@ def bare_loop(f: Callable[..., Any], x: Any) -> Callable[[int], float]:
 def compare(f: Callable[..., Any], x: Any, rounds: int, calls: int) -> tuple[float, float, float]:
     """Median harness/bare ratio over rounds, and the two median per-call times (s)."""
     args = (x,)
-    ours = harness.steady(f, args, harness.output_of(f, args).wait)
+    steady = harness.steady(f, args, harness.output_of(f, args).wait)
+
+    def ours(loops: int) -> float:
+        return sampling.timed(steady, loops)[0]
+
     bare = bare_loop(f, x)
     ours(calls), bare(calls)  # warm both paths
     ratios, t_ours, t_bare = [], [], []

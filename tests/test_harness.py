@@ -6,7 +6,7 @@ import jax
 import numpy as np
 import pytest
 
-from blockbench import cell, cores, harness, registry
+from blockbench import cell, cores, harness, registry, sampling
 from blockbench.sampling import StopRule
 from blockbench.spec import PHASES, CellSpec
 from blockbench.workloads import selu
@@ -56,11 +56,31 @@ def test_each_compile_sample_is_a_real_compile_not_a_cache_hit():
 
 def test_warm_up_happens_before_anything_is_timed(monkeypatch):
     events: list[str] = []
-    real_warm_up, real_clock = harness.warm_up, harness.clock
+    real_warm_up, real_start = harness.warm_up, sampling.Window.start
     monkeypatch.setattr(harness, "warm_up", lambda dev: (events.append("warm"), real_warm_up(dev)))
-    monkeypatch.setattr(harness, "clock", lambda: (events.append("clock"), real_clock())[1])
+    monkeypatch.setattr(
+        sampling.Window, "start", lambda self: (events.append("timed"), real_start(self))
+    )
     measure("selu", "jax_jit", 100)
-    assert events[0] == "warm"
+    assert events[0] == "warm" and "timed" in events
+
+
+def test_dispatch_takes_30_single_call_samples_each_with_the_kernels_account():
+    """A microsecond phase with a slow mode needs its distribution, not a loop's average:
+    one call per sample, at least 30 per process, whatever the cell's min_samples."""
+    record = measure("dot_xx", "jax", 200)
+    dispatch = record["phases"]["dispatch"]
+    assert dispatch["loops"] == 1 and dispatch["n_all"] >= cell.SINGLE_CALL_SAMPLES
+    assert dispatch["slow_mode"] is not None and 0 <= dispatch["slow_mode"]["fraction"] <= 1
+    if record["provenance"]["sampling"]["kernel_counters"]:
+        causes = dispatch["disturbance"]["cause"]
+        assert len(causes) == dispatch["n_all"]
+        clean = [s for s, c in zip(dispatch["samples_s"], causes, strict=True) if not c]
+        if dispatch["kept"] == "undisturbed":
+            assert dispatch["n"] == len(clean)
+            assert dispatch["median_s"] == pytest.approx(float(np.median(clean)))
+    # the clock's own cost is measured and taken out of every timed region
+    assert 0 < record["provenance"]["sampling"]["timer_cost_s"] < 1e-5
 
 
 def test_one_array_output_waits_through_the_arrays_own_method():

@@ -168,6 +168,13 @@ def test_the_threads_setting_pins_both_libraries_to_that_many_cores(measure_cli)
     threads = record["provenance"]["threads"]
     assert threads["cores"] == cores.allowed()[:1]
     assert (threads["blas_threads"], threads["xla_threads"], threads["parity"]) == (1, 1, True)
+    # with a core to spare, the measuring thread leaves the pool's core (and says so)
+    isolation = record["provenance"]["sampling"]["isolation"]
+    if len(cores.allowed()) > 1:
+        assert isolation["separate"] and isolation["pool_cores"] == threads["cores"]
+        assert isolation["measuring_thread_cores"] == cores.allowed()[1:2]
+    else:
+        assert not isolation["separate"] and isolation["why"]
 
 
 def test_a_thread_request_the_host_cannot_grant_is_flagged(measure_cli):

@@ -17,11 +17,11 @@ def busy(seconds: float) -> None:
 
 
 def timed(op):
-    def run(loops: int) -> float:
-        t0 = time.perf_counter()
+    def run(loops: int, window) -> None:
+        window.start()
         for _ in range(loops):
             op()
-        return time.perf_counter() - t0
+        window.stop()
 
     return run
 
@@ -68,19 +68,17 @@ def test_stop_rule_stops_at_its_cap_on_a_noisy_operation():
 
 
 def test_calibration_loops_microsecond_operations():
-    loops, per_call, wall = calibrate(timed(lambda: busy(20e-6)), sample_time_s=0.005)
+    loops, per_call, _, wall = calibrate(timed(lambda: busy(20e-6)), sample_time_s=0.005)
     assert 100 <= loops <= 500
     assert 20e-6 <= per_call < 200e-6 and wall >= loops * per_call
 
 
 def test_calibration_counts_untimed_work_against_the_sample():
     # a 10 us timed region followed by 50 ms of untimed waiting (a dispatch, then its block)
-    def run(loops: int) -> float:
-        total = 0.0
+    def run(loops: int, window) -> None:
         for _ in range(loops):
-            total += 10e-6
+            window.elapsed += 10e-6
             busy(0.05)
-        return total
 
     assert calibrate(run, sample_time_s=0.005)[0] == 1
 
@@ -88,9 +86,9 @@ def test_calibration_counts_untimed_work_against_the_sample():
 def test_every_raw_sample_is_kept_as_a_per_call_time():
     calls = []
 
-    def run(loops: int) -> float:
+    def run(loops: int, window) -> None:
         calls.append(loops)
-        return 0.001 * loops
+        window.elapsed += 0.001 * loops
 
     got = collect(run, StopRule(min_samples=3, min_time_s=0, max_time_s=0.05), calibrated=False)
     assert got.loops == 1 and all(s == pytest.approx(0.001) for s in got.samples_s)
@@ -107,10 +105,10 @@ def test_the_time_cap_never_cuts_a_slow_phase_below_min_samples():
 def test_the_calibration_run_is_the_first_sample():
     calls = []
 
-    def run(loops: int) -> float:
+    def run(loops: int, window) -> None:
         calls.append(loops)
         busy(0.01 * loops)
-        return 0.01 * loops
+        window.elapsed += 0.01 * loops
 
     got = collect(run, StopRule(min_samples=5, min_time_s=0, max_time_s=0.01, warmup=1))
     assert calls == [1] * 6  # one warm-up call, then five samples, the first from calibration

@@ -20,6 +20,7 @@ from blockbench import resampling
 from blockbench.jobs import InputError
 from blockbench.registry import WORKLOADS
 from blockbench.results_io import SCHEMA_VERSION, read_json, validate
+from blockbench.stats import kept_samples, wilson
 
 CELL = ["run_label", "device", "workload", "impl", "size"]
 PROCESS = [*CELL, "repeat"]
@@ -35,9 +36,23 @@ STAT_COLUMNS = [
     "converged",
     "stop",
     "samples_s",
+    "n_all",
+    "median_all_s",
+    "kept",
 ]
+# What the kernel said of a process's samples (blockbench.disturbance), per process.
+DISTURBANCE_COLUMNS = ["disturbed", "outside", "inside", "slow", "kept_s"]
 # Per process, not per cell: left out of the cell table (which has its own versions).
-PER_PROCESS = [*STAT_COLUMNS, "repeat", "source", "started_at", "finished_at", "warnings"]
+PER_PROCESS = [
+    *STAT_COLUMNS,
+    *DISTURBANCE_COLUMNS,
+    "repeat",
+    "block",
+    "source",
+    "started_at",
+    "finished_at",
+    "warnings",
+]
 
 
 class ResultFileError(InputError):
@@ -102,6 +117,8 @@ def cell_columns(record: dict[str, Any], source: Path) -> dict[str, Any]:
         "reason": record["reason"],
         "warnings": "; ".join(record["warnings"]),
         "other_load": _get(record, "host_load", "other_cores"),
+        "other_processes_load": _get(record, "host_load", "other_processes_cores"),
+        "block": _get(prov, "config", "block") or "",
         "cores": threads.get("n_cores"),
         "blas_threads": threads.get("blas_threads"),
         "xla_threads": threads.get("xla_threads"),
@@ -134,7 +151,14 @@ def processes(files: Iterable[Path]) -> pd.DataFrame:
         if not record["phases"]:
             rows.append({**base, "phase": None})
         for phase, stats in record["phases"].items():
-            rows.append({**base, "phase": phase, **{k: stats.get(k) for k in STAT_COLUMNS}})
+            rows.append(
+                {
+                    **base,
+                    "phase": phase,
+                    **{k: stats.get(k) for k in STAT_COLUMNS},
+                    **disturbance_columns(stats),
+                }
+            )
     df = pd.DataFrame(rows)
     if df.empty:
         raise ValueError("no measurement files found")
@@ -150,6 +174,31 @@ def processes(files: Iterable[Path]) -> pd.DataFrame:
     return df.sort_values([*PROCESS, "phase"], na_position="first").reset_index(drop=True)
 
 
+def disturbance_columns(stats: dict[str, Any]) -> dict[str, Any]:
+    """Counts of disturbed samples (None where the record has no kernel counters), of the
+    slow mode, and the samples the statistics stand on (`kept_s`)."""
+    dist = stats.get("disturbance") or {}
+    slow = stats.get("slow_mode") or {}
+    causes = dist.get("cause")
+    return {
+        "disturbed": sum(1 for c in causes if c) if causes is not None else None,
+        "outside": dist.get("outside"),
+        "inside": dist.get("inside"),
+        "slow": slow.get("n"),
+        "kept_s": kept_samples(stats),
+    }
+
+
+def _share(counts: pd.Series, totals: pd.Series) -> tuple[float | None, float, float]:
+    """Pooled share of samples over a cell's processes, with its Wilson CI."""
+    known = counts.notna()
+    if not known.any():
+        return None, float("nan"), float("nan")
+    k, n = int(counts[known].sum()), int(totals[known].sum())
+    low, high = wilson(k, n)
+    return k / n if n else None, low, high
+
+
 def replicate_key(cell: Sequence[Any], phases: str) -> str:
     """Seeds the bootstrap of one cell's `phases` ("steady", "steady+host_to_device",
     "asarray/steady"): the same replicates wherever they are drawn, the cell table or the
@@ -159,12 +208,15 @@ def replicate_key(cell: Sequence[Any], phases: str) -> str:
 
 def _phase_row(shared: dict[str, Any], phase: str, p: pd.DataFrame) -> dict[str, Any]:
     """One cell and phase from its processes: the estimate, its CI, their disagreement."""
-    samples = [np.asarray(x, dtype=float) for x in p["samples_s"]]
+    samples = [np.asarray(x, dtype=float) for x in p["kept_s"]]
     estimate = resampling.estimate(samples)
     low, high = resampling.interval(
         resampling.replicates(samples, replicate_key([shared[c] for c in CELL], phase))
     )
     medians = p["median_s"].astype(float)
+    totals = p["n_all"].fillna(p["n"]).astype(int)
+    disturbed, disturbed_low, disturbed_high = _share(p["disturbed"], totals)
+    slow, slow_low, slow_high = _share(p["slow"], totals.where(p["slow"].notna()))
     return {
         **shared,
         "phase": phase,
@@ -178,6 +230,15 @@ def _phase_row(shared: dict[str, Any], phase: str, p: pd.DataFrame) -> dict[str,
         "process_spread": float((medians.max() - medians.min()) / estimate),
         "loops": int(p["loops"].max()),
         "stop": ",".join(sorted(set(p["stop"]))),
+        "n_all": int(totals.sum()),
+        "disturbed_fraction": disturbed,
+        "disturbed_ci_low": disturbed_low,
+        "disturbed_ci_high": disturbed_high,
+        "outside": p["outside"].sum(min_count=1),
+        "inside": p["inside"].sum(min_count=1),
+        "slow_fraction": slow,
+        "slow_ci_low": slow_low,
+        "slow_ci_high": slow_high,
     }
 
 
@@ -200,6 +261,7 @@ def cells(proc: pd.DataFrame) -> pd.DataFrame:
         shared["warnings"] = "; ".join(dict.fromkeys(notes))
         shared["max_rel_err"] = g["max_rel_err"].max()
         shared["other_load"] = g["other_load"].max()
+        shared["other_processes_load"] = g["other_processes_load"].max()
         checks = by_process["check_passed"].dropna()
         shared["check_passed"] = bool(checks.astype(bool).all()) if len(checks) else None
         if ok.empty:

@@ -13,16 +13,20 @@ from typing import Any
 import jax
 import numpy as np
 
-from blockbench import harness, provenance
+from blockbench import cores, harness, provenance
+from blockbench.disturbance import INSIDE, OUTSIDE, Probe
 from blockbench.registry import Impl, Workload, lookup
-from blockbench.sampling import BUDGET, SAMPLE_CAP, PhaseRun, collect
+from blockbench.sampling import BUDGET, SAMPLE_CAP, TIMER_COST_S, Collected, PhaseRun, collect
 from blockbench.spec import CellSpec
-from blockbench.stats import summarize
+from blockbench.stats import SLOW_SHARE, choose_kept, kept_samples, slow_mode, summarize, wilson
 
 # Sample spread (IQR / median) above which a phase is flagged, as pyperf and
 # torch.utils.benchmark warn above 10%.
 UNSTABLE_SPREAD = 0.10
 OOM_MARKERS = ("resource_exhausted", "out of memory", "unable to allocate", "oom")
+# Samples per process of a phase timed one call each (dispatch): its distribution has a
+# slow mode (a preempted Python thread) that 2-5 samples cannot show.
+SINGLE_CALL_SAMPLES = 30
 
 
 class Unavailable(Exception):
@@ -45,14 +49,46 @@ def classify(exc: BaseException) -> str:
     return "error"
 
 
-def phase_record(collected: Any) -> dict[str, Any]:
+def disturbance_record(collected: Collected) -> dict[str, Any] | None:
+    """Per sample, what the kernel saw (microseconds), and the disturbed share with its CI."""
+    known = collected.disturbances
+    if not known or any(d is None for d in known):
+        return None
+    causes = [d.cause for d in known]
+    disturbed = sum(1 for c in causes if c)
+    low, high = wilson(disturbed, len(causes))
     return {
-        "samples_s": collected.samples_s,
-        **summarize(collected.samples_s).as_dict(),
+        "cause": causes,
+        "main_wait_us": [round(d.main_wait_ns / 1e3, 1) for d in known],
+        "pool_wait_us": [round(d.pool_wait_ns / 1e3, 1) for d in known],
+        "other_cpu_us": [round(d.other_cpu_ns / 1e3, 1) for d in known],
+        "main_nivcsw": [d.main_nivcsw for d in known],
+        "fraction": disturbed / len(causes),
+        "ci": [low, high],
+        "outside": causes.count(OUTSIDE),
+        "inside": causes.count(INSIDE),
+    }
+
+
+def phase_record(collected: Collected) -> dict[str, Any]:
+    """Statistics over the undisturbed samples where there are enough of them (`kept`),
+    every raw sample and the kernel's account of it kept beside them."""
+    record: dict[str, Any] = {"samples_s": collected.samples_s}
+    disturbance = disturbance_record(collected)
+    if disturbance is not None:
+        record["disturbance"] = disturbance
+        record["kept"] = choose_kept(disturbance["cause"])
+    kept = kept_samples(record)
+    record |= {
+        **summarize(kept).as_dict(),
+        "n_all": len(collected.samples_s),
+        "median_all_s": float(np.median(collected.samples_s)),
+        "slow_mode": slow_mode(collected.samples_s),
         "loops": collected.loops,
         "converged": collected.converged,
         "stop": collected.stop,
     }
+    return record
 
 
 def check_record(workload: Workload, impl: Impl, host_args: tuple, out: Any, dev: Any) -> dict:
@@ -87,6 +123,15 @@ class Phase:
     build: Callable[[], PhaseRun]
     calibrated: bool = True  # False for costly phases: one call per sample, no warm-up
     once: bool = False  # a NumPy function has exactly one first call
+    # one call per sample, warmed up, and at least SINGLE_CALL_SAMPLES of them (dispatch)
+    single_call: bool = False
+
+    def rule(self, rule: Any) -> Any:
+        if self.once:
+            return replace(rule, max_samples=1)
+        if self.single_call:
+            return replace(rule, min_samples=max(rule.min_samples, SINGLE_CALL_SAMPLES))
+        return rule
 
 
 def phase_plan(
@@ -111,7 +156,12 @@ def phase_plan(
             ]
         plan += [
             Phase("first_call", lambda: harness.first_call(impl, args), calibrated=False),
-            Phase("dispatch", lambda: harness.dispatch(call, args, output().wait)),
+            Phase(
+                "dispatch",
+                lambda: harness.dispatch(call, args, output().wait),
+                calibrated=False,
+                single_call=True,
+            ),
             Phase("steady", lambda: harness.steady(call, args, output().wait)),
             Phase("asarray", lambda: harness.asarray(call, args, output().to_host)),
             Phase("device_to_host", lambda: harness.device_to_host(call, args)),
@@ -134,6 +184,24 @@ def warnings(record: dict[str, Any], rule_min_samples: int) -> list[str]:
         spread = phase["iqr_s"] / phase["median_s"] if phase["median_s"] > 0 else 0.0
         if phase["n"] >= rule_min_samples and spread > UNSTABLE_SPREAD:
             out.append(f"{name}: unstable samples (IQR {spread:.0%} of the median)")
+        out += disturbance_warnings(name, phase)
+    return out
+
+
+def disturbance_warnings(name: str, phase: dict[str, Any]) -> list[str]:
+    out = []
+    dist = phase.get("disturbance")
+    if dist and dist["fraction"] > 0 and phase.get("kept") != "undisturbed":
+        out.append(
+            f"{name}: {dist['fraction']:.0%} of samples disturbed ({dist['outside']} from "
+            f"outside, {dist['inside']} inside the cell): statistics over all samples"
+        )
+    slow = phase.get("slow_mode")
+    if slow and slow["n"] >= 2 and slow["fraction"] >= SLOW_SHARE:
+        out.append(
+            f"{name}: {slow['fraction']:.0%} of samples in a slow mode (median "
+            f"{slow['median_s']:.3g} s, over {slow['threshold_s']:.3g} s)"
+        )
     return out
 
 
@@ -154,18 +222,30 @@ def measure(spec: CellSpec, progress: Callable[[dict[str, Any]], None]) -> dict[
     if spec.matmul_precision != "default":
         jax.config.update("jax_default_matmul_precision", spec.matmul_precision)
     record: dict[str, Any] = {"status": "ok", "reason": "", "phases": {}, "check": None}
+    probe = Probe(spec.cores)
     try:
         dev = resolve_device(spec.device)
         record["provenance"] = provenance.full(dev)
         harness.warm_up(dev)
+        if impl.style != "numpy" and spec.isolate:
+            record["isolation"] = cores.separate_measuring_thread(spec.cores, spec.spare_cores)
+            watched = set(spec.cores) | set(record["isolation"]["measuring_thread_cores"])
+            probe.close()
+            probe = Probe(tuple(sorted(watched)))  # a neighbour there disturbs us too
         host_args = workload.make_inputs(spec.size, np.random.default_rng(spec.seed))
         with jax.default_device(dev):
             for phase in phase_plan(impl, dev, host_args, spec.phases):
                 record["current_phase"] = phase.name
                 progress(record)
-                rule = replace(spec.rule, max_samples=1) if phase.once else spec.rule
                 with harness.no_implicit_transfers(impl):
-                    collected = collect(phase.build(), rule, phase.calibrated, spec.deadline)
+                    collected = collect(
+                        phase.build(),
+                        phase.rule(spec.rule),
+                        phase.calibrated,
+                        spec.deadline,
+                        probe=probe,
+                        warm=phase.calibrated or phase.single_call,
+                    )
                 record["phases"][phase.name] = phase_record(collected)
             del record["current_phase"]
             args = host_args if impl.host_inputs else jax.device_put(host_args, dev)
@@ -184,7 +264,14 @@ def measure(spec: CellSpec, progress: Callable[[dict[str, Any]], None]) -> dict[
             reason=f"{type(exc).__name__}{where}: {exc}",
             traceback=traceback.format_exc(limit=8),
         )
+    finally:
+        probe.close()
     record.setdefault("provenance", provenance.base() | {"jax": provenance.jax_settings()})
     record["provenance"]["threads"] = provenance.threads(spec.cores, spec.threads)
+    record["provenance"]["sampling"] = {
+        "timer_cost_s": TIMER_COST_S,
+        "kernel_counters": probe.available,
+        "isolation": record.pop("isolation", None),
+    }
     record["warnings"] = warnings(record, spec.rule.min_samples)
     return record

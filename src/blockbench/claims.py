@@ -157,7 +157,7 @@ class RunView:
         cell = self._cell(terms[0], size)
         if len(common) == 1:  # one process: its samples are all there is
             reps = sum(
-                resampling.of_samples(r.loc[common[0], "samples_s"], replicate_key(cell, _phase(t)))
+                resampling.of_samples(r.loc[common[0], "kept_s"], replicate_key(cell, _phase(t)))
                 for t, r in zip(terms, rows, strict=True)
             )
             return float(sum(r.loc[common[0], "median_s"] for r in rows)), reps
@@ -169,13 +169,17 @@ class RunView:
         return (self.run_label, term["device"], term["workload"], term["impl"], size)
 
     def paired_ratio(self, num: list, den: list, size: int) -> tuple[float, np.ndarray] | None:
-        """num / den when every term is a phase of one cell measured by several processes:
-        the ratio is taken within each process first, so what the processes share (their
-        placement, the machine's minute) cancels. None where pairing does not apply."""
+        """num / den paired by process: when every term is a phase of one cell measured by
+        several processes, or the terms' cells were measured back to back in one block,
+        round by round (blockbench.design). The ratio is taken within each process (round)
+        first, so what it shares (the placement, the machine's minute) cancels, and its CI
+        comes from the spread over processes (rounds). None where pairing does not apply."""
         cells = {(t["device"], t["workload"], t["impl"]) for t in num + den}
-        if len(cells) != 1:
-            return None
         rows = {id(t): self.processes_of(t, size) for t in num + den}
+        if len(cells) != 1:
+            blocks = {b for r in rows.values() for b in r["block"]}
+            if len(blocks) != 1 or not next(iter(blocks)):
+                return None
         common = sorted(set.intersection(*(set(r.index) for r in rows.values())))
         if len(common) < 2:
             return None
@@ -184,7 +188,11 @@ class RunView:
             return sum(rows[id(t)].loc[common, "median_s"].to_numpy(float) for t in terms)
 
         ratios = side(num) / side(den)
-        phases = "+".join(map(_phase, num)) + "/" + "+".join(map(_phase, den))
+
+        def name(t: dict[str, Any]) -> str:  # the impl only where the cells differ
+            return _phase(t) if len(cells) == 1 else f"{t['device']}/{t['impl']}:{_phase(t)}"
+
+        phases = "+".join(map(name, num)) + "/" + "+".join(map(name, den))
         key = replicate_key(self._cell(num[0], size), phases)
         return resampling.geometric_mean(ratios), resampling.of_processes(ratios, key)
 

@@ -9,6 +9,7 @@ those, and every thread variable names the same number.
 """
 
 import os
+import threading
 
 # Every variable through which a BLAS or OpenMP runtime (or Snakemake) sets a pool size.
 THREAD_VARS = (
@@ -44,3 +45,46 @@ def pin(cores: tuple[int, ...]) -> None:
     """Bind this process (and the pools it starts later) to `cores`, where the OS can."""
     if cores and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, cores)
+
+
+def spare(cores: tuple[int, ...]) -> tuple[int, ...]:
+    """Cores this process may use that are not the cell's (where its measuring thread can go)."""
+    return tuple(c for c in allowed() if c not in cores)
+
+
+def _thread_cores() -> list[int]:
+    """The cores this process's other threads may run on (XLA's pool among them)."""
+    me = threading.get_native_id()
+    out: set[int] = set()
+    for entry in os.listdir("/proc/self/task"):
+        if int(entry) != me:
+            try:
+                out |= os.sched_getaffinity(int(entry))
+            except OSError:
+                continue
+    return sorted(out)
+
+
+def separate_measuring_thread(
+    cell_cores: tuple[int, ...], spare_cores: tuple[int, ...]
+) -> dict[str, object]:
+    """Move the measuring (Python) thread of a JAX cell to a spare core outside the cell's,
+    where the job has one, so that XLA's pool computes on the cell's cores with nothing
+    else on them and never preempts the thread that times the next dispatch (MEASURING.md,
+    trap 17). The pool keeps its cores, so NumPy and XLA still compute on the same number.
+    Called once the backend has started its threads: they keep the affinity they were born
+    with, and `sched_setaffinity(0)` moves the calling thread alone. Returns what was done."""
+    if not spare_cores or not hasattr(os, "sched_setaffinity"):
+        return {
+            "separate": False,
+            "measuring_thread_cores": list(cell_cores),
+            "pool_cores": _thread_cores() if hasattr(os, "sched_getaffinity") else None,
+            "why": "no core outside the cell's: the measuring thread shares them with the pool",
+        }
+    os.sched_setaffinity(0, {spare_cores[0]})
+    return {
+        "separate": True,
+        "measuring_thread_cores": [spare_cores[0]],
+        "pool_cores": _thread_cores(),
+        "why": "",
+    }

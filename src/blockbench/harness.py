@@ -8,7 +8,6 @@ not stop before the result was ready, so a harness that stopped blocking fails l
 instead of reporting dispatch times.
 """
 
-import time
 from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -18,9 +17,7 @@ import jax
 import numpy as np
 
 from blockbench.registry import Impl
-from blockbench.sampling import PhaseRun
-
-clock = time.perf_counter
+from blockbench.sampling import PhaseRun, Window
 
 
 class BlockingError(RuntimeError):
@@ -89,11 +86,11 @@ def jitted(impl: Impl) -> Callable[..., Any]:
 
 
 def numpy_steady(fn: Callable[..., Any], args: tuple[Any, ...]) -> PhaseRun:
-    def run(loops: int) -> float:
-        t0 = clock()
+    def run(loops: int, window: Window) -> None:
+        window.start()
         for _ in range(loops):
             fn(*args)
-        return clock() - t0
+        window.stop()
 
     return run
 
@@ -102,38 +99,34 @@ def numpy_steady(fn: Callable[..., Any], args: tuple[Any, ...]) -> PhaseRun:
 
 
 def host_to_device(host_args: tuple[np.ndarray, ...], dev: Any) -> PhaseRun:
-    def run(loops: int) -> float:
-        t0 = clock()
+    def run(loops: int, window: Window) -> None:
+        window.start()
         copies = [jax.device_put(host_args, dev) for _ in range(loops)]
         block(copies)
-        return clock() - t0
+        window.stop()
 
     return run
 
 
 def trace_lower(fn: Callable[..., Any], args: tuple[Any, ...]) -> PhaseRun:
-    def run(loops: int) -> float:
-        total = 0.0
+    def run(loops: int, window: Window) -> None:
         for _ in range(loops):
             jax.clear_caches()  # so the trace, compile or first call is paid again
-            t0 = clock()
+            window.start()
             jax.jit(fn).trace(*args).lower()
-            total += clock() - t0
-        return total
+            window.stop()
 
     return run
 
 
 def compile_only(fn: Callable[..., Any], args: tuple[Any, ...]) -> PhaseRun:
-    def run(loops: int) -> float:
-        total = 0.0
+    def run(loops: int, window: Window) -> None:
         for _ in range(loops):
             jax.clear_caches()  # so the trace, compile or first call is paid again
             lowered = jax.jit(fn).trace(*args).lower()
-            t0 = clock()
+            window.start()
             lowered.compile()
-            total += clock() - t0
-        return total
+            window.stop()
 
     return run
 
@@ -141,15 +134,13 @@ def compile_only(fn: Callable[..., Any], args: tuple[Any, ...]) -> PhaseRun:
 def first_call(impl: Impl, args: tuple[Any, ...]) -> PhaseRun:
     """Trace + compile + run as a user meets it: caches emptied, a new jit, one blocked call."""
 
-    def run(loops: int) -> float:
-        total = 0.0
+    def run(loops: int, window: Window) -> None:
         for _ in range(loops):
             jax.clear_caches()  # so the trace, compile or first call is paid again
             call = jitted(impl)
-            t0 = clock()
+            window.start()
             block(call(*args))
-            total += clock() - t0
-        return total
+            window.stop()
 
     return run
 
@@ -157,14 +148,12 @@ def first_call(impl: Impl, args: tuple[Any, ...]) -> PhaseRun:
 def dispatch(call: Callable[..., Any], args: tuple[Any, ...], wait: Callable) -> PhaseRun:
     """Only the call's return is timed; the wait before the next call is not."""
 
-    def run(loops: int) -> float:
-        total = 0.0
+    def run(loops: int, window: Window) -> None:
         for _ in range(loops):
-            t0 = clock()
+            window.start()
             out = call(*args)
-            total += clock() - t0
+            window.stop()
             wait(out)
-        return total
 
     return run
 
@@ -172,15 +161,14 @@ def dispatch(call: Callable[..., Any], args: tuple[Any, ...], wait: Callable) ->
 def steady(call: Callable[..., Any], args: tuple[Any, ...], wait: Callable) -> PhaseRun:
     """Blocked every call: the time a user waits for a ready result, call after call."""
 
-    def run(loops: int) -> float:
+    def run(loops: int, window: Window) -> None:
         out = None
-        t0 = clock()
+        window.start()
         for _ in range(loops):
             out = wait(call(*args))
-        elapsed = clock() - t0
+        window.stop()
         if not all_ready(out):
             raise BlockingError("steady timer stopped before the result was ready")
-        return elapsed
 
     return run
 
@@ -189,11 +177,11 @@ def asarray(call: Callable[..., Any], args: tuple[Any, ...], to_host: Callable) 
     """`np.asarray(f(x))` per call, as Source A timed its readback: the call, its compute and
     the copy to a host NumPy array, in one timed region (no block: the copy waits itself)."""
 
-    def run(loops: int) -> float:
-        t0 = clock()
+    def run(loops: int, window: Window) -> None:
+        window.start()
         for _ in range(loops):
             to_host(call(*args))
-        return clock() - t0
+        window.stop()
 
     return run
 
@@ -202,11 +190,11 @@ def device_to_host(call: Callable[..., Any], args: tuple[Any, ...]) -> PhaseRun:
     """Reading back results that are already computed; each one fresh, since a jax.Array
     caches its host copy after the first read."""
 
-    def run(loops: int) -> float:
+    def run(loops: int, window: Window) -> None:
         outs = block([call(*args) for _ in range(loops)])
-        t0 = clock()
+        window.start()
         for out in outs:
             jax.device_get(out)
-        return clock() - t0
+        window.stop()
 
     return run

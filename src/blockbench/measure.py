@@ -128,6 +128,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="which of the cell's independent worker processes this is (recorded)",
     )
     p.add_argument("--matmul-precision", choices=PRECISIONS, default="default")
+    p.add_argument(
+        "--block",
+        default="",
+        help="the block of cells measured back to back with this one, round by round "
+        "(recorded: claims pair their ratios by process within a block)",
+    )
+    p.add_argument(
+        "--no-isolation",
+        dest="isolate",
+        action="store_false",
+        help="keep a JAX cell's measuring thread on the cell's cores (default: on a core "
+        "outside them where the process may use one, so XLA's pool never preempts it)",
+    )
     p.add_argument("--run-label", default="local")
     p.add_argument(
         "--lock",
@@ -146,13 +159,56 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def process_cpu() -> dict[int, tuple[float, float]]:
+    """Every other process's (start time, CPU seconds), the children it has reaped included
+    (a solver that ran and ended between two readings is in its parent's)."""
+    out = {}
+    for proc in psutil.process_iter(["create_time", "cpu_times"]):
+        t = proc.info["cpu_times"]
+        if proc.pid == os.getpid() or t is None:
+            continue
+        cpu = t.user + t.system + getattr(t, "children_user", 0.0) + t.children_system
+        out[proc.pid] = (proc.info["create_time"], cpu)
+    return out
+
+
+def ancestors() -> set[int]:
+    """This process's ancestors below init: the workflow engine that started the cell."""
+    out = set()
+    try:
+        for parent in psutil.Process().parents():
+            if parent.pid > 1:
+                out.add(parent.pid)
+    except psutil.Error:
+        pass
+    return out
+
+
+def cpu_used(
+    before: dict[int, tuple[float, float]], after: dict[int, tuple[float, float]]
+) -> dict[int, float]:
+    """CPU seconds each process used between two readings (all of it for a new one)."""
+    used = {}
+    for pid, (start, cpu) in after.items():
+        was = before.get(pid)
+        used[pid] = cpu - was[1] if was and was[0] == start else cpu
+    return used
+
+
 class HostLoad:
     """How much CPU other processes used, on the cell's own cores, while it ran: a neighbour
     (or a hypervisor stealing time) inflates timings, and a reader must be told. The load
-    average cannot say it, since the cell's own threads already keep it at the core count."""
+    average cannot say it, since the cell's own threads already keep it at the core count.
+
+    Two independent readings: the kernel's per-CPU busy time on the cell's cores less the
+    cell's own CPU (`other_cores`), and the sum of every other process's own CPU time
+    (`other_processes_cores`, any core); of the latter, what the workflow engine that
+    started the cell used (`orchestrator_cores`: Snakemake and the solver it runs)."""
 
     def __init__(self, cores: tuple[int, ...]) -> None:
         self.cores = cores
+        self.processes = process_cpu()
+        self.ancestors = ancestors()
         self.start = time.monotonic()
         self.cpu = self._times()
         self.own = self._own_cpu()
@@ -182,8 +238,13 @@ class HostLoad:
         cpu = self._times()
         own = self._own_cpu() - self.own
         other = max(0.0, self._busy(cpu) - self._busy(self.cpu) - own) / wall
+        used = cpu_used(self.processes, process_cpu())
         return {
             "other_cores": round(other, 3),
+            "other_processes_cores": round(sum(used.values()) / wall, 3),
+            "orchestrator_cores": round(
+                sum(c for pid, c in used.items() if pid in self.ancestors) / wall, 3
+            ),
             "steal_cores": round((self._steal(cpu) - self._steal(self.cpu)) / wall, 3),
             "load_average_start": list(self.load) if self.load else None,
             "load_average_end": list(os.getloadavg()) if self.load else None,
@@ -318,10 +379,12 @@ def main(argv: list[str] | None = None) -> int:
             seed=args.seed,
             matmul_precision=args.matmul_precision,
             rule=rule,
-            cores=cores.choose(args.threads),
+            cores=(chosen := cores.choose(args.threads)),
+            spare_cores=cores.spare(chosen),
             threads=args.threads,
             phases=args.phases,
             deadline=started + SAMPLING_SHARE * args.budget_s,
+            isolate=args.isolate,
         )
         load = HostLoad(spec.cores)
         outcome = run_worker(spec, args.budget_s, lock_fd)
@@ -338,6 +401,7 @@ def main(argv: list[str] | None = None) -> int:
         "threads": args.threads,
         "phases": list(args.phases) if args.phases else None,
         "repeat": args.repeat,
+        "block": args.block,
         "lock": str(lock),
     }
     record = {

@@ -1,17 +1,63 @@
-"""Collecting raw samples: loop calibration and the adaptive stop rule.
+"""Collecting raw samples: loop calibration, the adaptive stop rule, and each sample's window.
 
-A phase is a callable `run(loops) -> seconds spent in the timed region for `loops` calls`,
-so the phase decides what is timed (a dispatch excludes the block that follows it) and this
-module only decides how many calls make a sample and when to stop.
+A phase is a callable `run(loops, window)` that brackets its timed region(s) for `loops`
+calls with `window.start()` / `window.stop()`, so the phase decides what is timed (a
+dispatch excludes the block that follows it) and this module only decides how many calls
+make a sample and when to stop. The window also reads the kernel's scheduler counters just
+outside the timed region (blockbench.disturbance), so every sample knows whether it was
+disturbed, and it takes the timer's own cost out of every timed region.
 """
 
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from blockbench.disturbance import Disturbance, Probe, between, combine
 from blockbench.stats import relative_ci_halfwidth
 
-PhaseRun = Callable[[int], float]
+clock = time.perf_counter
+
+
+def _timer_cost(pairs: int = 2000) -> float:
+    """What one empty start/stop pair of the clock reads (tens of ns): taken out of every
+    timed region, which matters for single-call samples of microsecond calls."""
+    costs = []
+    for _ in range(pairs):
+        t0 = clock()
+        costs.append(clock() - t0)
+    costs.sort()
+    return costs[len(costs) // 2]
+
+
+TIMER_COST_S = _timer_cost()
+
+
+class Window:
+    """The timed regions of one sample: their summed time, and the kernel counters around
+    them (read outside the timed region, so reading them costs the sample nothing)."""
+
+    def __init__(self, probe: Probe | None = None) -> None:
+        self.probe = probe
+        self.elapsed = 0.0
+        self.parts: list[Disturbance | None] = []
+        self._before = None
+        self._t0 = 0.0
+
+    def start(self) -> None:
+        self._before = self.probe.read() if self.probe else None
+        self._t0 = clock()
+
+    def stop(self) -> None:
+        t1 = clock()
+        self.elapsed += max(t1 - self._t0 - TIMER_COST_S, 0.0)
+        if self.probe:
+            self.parts.append(between(self._before, self.probe.read(), len(self.probe.cores)))
+
+    def disturbance(self) -> Disturbance | None:
+        return combine(self.parts)
+
+
+PhaseRun = Callable[[int, Window], None]
 
 # Why a phase stopped sampling (recorded with every phase).
 CONVERGED, TIME_CAP, SAMPLE_CAP, BUDGET = "converged", "time_cap", "sample_cap", "budget"
@@ -55,18 +101,27 @@ def per_process(cell: dict[str, float], repeats: int) -> dict[str, float]:
 @dataclass
 class Collected:
     samples_s: list[float] = field(default_factory=list)  # per-call seconds, one per sample
+    # the kernel's account of each sample (None where the host has no per-thread counters)
+    disturbances: list[Disturbance | None] = field(default_factory=list)
     loops: int = 1
     converged: bool = False
     rel_ci: float = float("inf")
     stop: str = ""
 
 
+def timed(run: PhaseRun, loops: int, probe: Probe | None = None) -> tuple[float, Window]:
+    """One sample: seconds in the timed regions for `loops` calls, and its window."""
+    window = Window(probe)
+    run(loops, window)
+    return window.elapsed, window
+
+
 def calibrate(
-    run: PhaseRun, sample_time_s: float, max_loops: int = 1_000_000
-) -> tuple[int, float, float]:
+    run: PhaseRun, sample_time_s: float, max_loops: int = 1_000_000, probe: Probe | None = None
+) -> tuple[int, float, Disturbance | None, float]:
     """Smallest loops (1, 2, 5, 10, 20, ...) whose sample lasts sample_time_s, as timeit does,
-    the per-call time of that last run (a valid sample: it ran with those loops) and its wall
-    time (with the untimed work around the timed region).
+    the per-call time of that last run (a valid sample: it ran with those loops), its
+    disturbance, and its wall time (with the untimed work around the timed region).
 
     Growth also stops when the untimed work around the timed region (the block after a
     dispatch, computing results to read back) makes a sample long in wall time: a 10 us
@@ -77,29 +132,38 @@ def calibrate(
         for factor in (1, 2, 5):
             n = min(loops * factor, max_loops)
             t0 = time.perf_counter()
-            timed = run(n)
+            spent, window = timed(run, n, probe)
             wall = time.perf_counter() - t0
-            if timed >= sample_time_s or wall >= 4 * sample_time_s or n == max_loops:
-                return n, timed / n, wall
+            if spent >= sample_time_s or wall >= 4 * sample_time_s or n == max_loops:
+                return n, spent / n, window.disturbance(), wall
         loops *= 10
 
 
 def collect(
-    run: PhaseRun, rule: StopRule, calibrated: bool = True, deadline: float | None = None
+    run: PhaseRun,
+    rule: StopRule,
+    calibrated: bool = True,
+    deadline: float | None = None,
+    probe: Probe | None = None,
+    warm: bool | None = None,
 ) -> Collected:
     """Sample a phase until the stop rule says so; every raw sample is kept.
 
-    `calibrated=False` is for phases that are costly by nature (compile, first call): one
-    call per sample, and no warm-up call, since warming would change what they measure.
+    `calibrated=False` is for one call per sample: phases that are costly by nature
+    (compile, first call), which get no warm-up call either, since warming would change what
+    they measure; and microsecond calls whose distribution matters (dispatch: `warm=True`),
+    timed one call each so that a slow mode shows instead of being averaged into the loop.
     `deadline` (time.time()) stops sampling when the next sample would not end before it.
     """
     out = Collected()
     last_wall = 0.0
-    if calibrated:
+    if calibrated if warm is None else warm:
         for _ in range(rule.warmup):
-            run(1)
-        out.loops, first, last_wall = calibrate(run, rule.sample_time_s)
+            timed(run, 1)
+    if calibrated:
+        out.loops, first, disturbance, last_wall = calibrate(run, rule.sample_time_s, probe=probe)
         out.samples_s.append(first)
+        out.disturbances.append(disturbance)
     # the phase's time limits count sampling, not the warm-up and calibration before it: a
     # phase whose calls wait long outside the timed region (a dispatch) would otherwise
     # spend its whole share of the cell's time before its second sample
@@ -110,8 +174,10 @@ def collect(
             if out.stop:
                 return out
         t0 = time.perf_counter()
-        out.samples_s.append(run(out.loops) / out.loops)
+        spent, window = timed(run, out.loops, probe)
         last_wall = time.perf_counter() - t0
+        out.samples_s.append(spent / out.loops)
+        out.disturbances.append(window.disturbance())
 
 
 def _stop_reason(

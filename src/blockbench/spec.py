@@ -48,6 +48,11 @@ class CellSpec:
     # Wall-clock time (time.time()) by which sampling stops, so that the cell ends inside its
     # budget with what it has, instead of being killed (None: no deadline).
     deadline: float | None = None
+    # JAX cells: the measuring thread on a core outside the cell's, where there is one
+    # (cores.separate_measuring_thread)
+    isolate: bool = True
+    # cores the job may use beyond the cell's (where the measuring thread can go)
+    spare_cores: tuple[int, ...] = ()
 
     @property
     def cell(self) -> dict[str, Any]:
@@ -69,6 +74,7 @@ class CellSpec:
                 **d,
                 "rule": StopRule(**d.get("rule", {})),
                 "cores": tuple(d.get("cores", ())),
+                "spare_cores": tuple(d.get("spare_cores", ())),
                 "phases": tuple(phases) if phases is not None else None,
             }
         )

@@ -87,3 +87,62 @@ def summarize(samples: list[float]) -> Summary:
         ci95_s=median_ci(x),
         n=int(x.size),
     )
+
+
+def wilson(k: int, n: int) -> tuple[float, float]:
+    """95% Wilson score interval of a binomial proportion k/n: unlike the normal
+    approximation it stays inside [0, 1] and is not empty at k = 0 or k = n."""
+    if n == 0:
+        return 0.0, 1.0
+    z = 1.959963984540054
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+# A sample slower than this multiple of the phase's fast mode (its 10th percentile) is in a
+# slow mode: a preempted dispatch takes milliseconds where a clean one takes tens of us.
+SLOW_FACTOR = 2.0
+# Share of samples in the slow mode from which a phase is called bimodal or heavy-tailed.
+SLOW_SHARE = 0.05
+
+
+def slow_mode(samples: list[float]) -> dict[str, object] | None:
+    """The fraction of samples in a slow mode, with its CI; None with too few samples."""
+    x = np.asarray(samples, dtype=float)
+    if x.size < 10:
+        return None
+    threshold = SLOW_FACTOR * float(np.percentile(x, 10))
+    slow = x[x > threshold]
+    low, high = wilson(int(slow.size), int(x.size))
+    return {
+        "fraction": slow.size / x.size,
+        "ci": [low, high],
+        "n": int(slow.size),
+        "threshold_s": threshold,
+        "median_s": float(np.median(slow)) if slow.size else None,
+    }
+
+
+# Undisturbed samples stand for the phase when there are at least this many of them and at
+# least this share of all; otherwise every sample does, and the record says so.
+MIN_UNDISTURBED = 2
+MIN_UNDISTURBED_SHARE = 0.25
+
+
+def kept_samples(phase: dict[str, object]) -> list[float]:
+    """The samples a phase's statistics stand on: its undisturbed ones where the record
+    kept those (`kept: undisturbed`), else all of them (records without the kernel's
+    account of each sample, from hosts or versions without it, keep all)."""
+    samples = list(phase["samples_s"])  # type: ignore[arg-type]
+    causes = (phase.get("disturbance") or {}).get("cause")  # type: ignore[union-attr]
+    if phase.get("kept") != "undisturbed" or not causes:
+        return samples
+    return [s for s, cause in zip(samples, causes, strict=True) if not cause]
+
+
+def choose_kept(causes: list[str]) -> str:
+    clean = sum(1 for c in causes if not c)
+    enough = clean >= MIN_UNDISTURBED and clean >= MIN_UNDISTURBED_SHARE * len(causes)
+    return "undisturbed" if causes and enough else "all"

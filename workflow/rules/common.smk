@@ -1,16 +1,20 @@
 # Grid and target lists, computed by the blockbench package from the validated config.
 from pathlib import Path
 
-from blockbench import cluster, figures, grid
+from blockbench import cluster, design, figures, grid, orchestrator
 from blockbench.aggregate import raw_files
 from blockbench.sampling import per_process
 from blockbench.stages import read_claims
 
 grid.check(config)
 # A claim or article figure that could never be judged stops the run before any job.
-read_claims(config["claims"], config["articles"])
+CLAIM_LIST = read_claims(config["claims"], config["articles"])
+# Snakemake's scheduler must not take CPU from the cells (blockbench.orchestrator).
+QUIET = orchestrator.quiet_rescheduling()
 
 PLAN = grid.plan(config)
+# Process r of every cell in round r; the cells a claim compares back to back (blockbench.design).
+ORDER = design.order(PLAN, CLAIM_LIST, config["repeats"], config["seed"])
 RUN = config["run_label"]
 RAW = [cell.path(RUN, r) for cell in PLAN for r in range(config["repeats"])]
 MERGED = [str(p) for run in config["merge"] for p in raw_files(Path(run))]
@@ -35,10 +39,23 @@ def figure_category(wc):
     )
 
 
+def cell_of(wc):
+    return grid.Cell(wc.device, wc.workload, wc.impl, int(wc.size))
+
+
 def phases_of(wc):
     """The phases a cell measures, for measure.py's --phases ('' : all that apply)."""
-    cell = grid.Cell(wc.device, wc.workload, wc.impl, int(wc.size))
-    return ",".join(PLAN.get(cell) or ())
+    return ",".join(PLAN.get(cell_of(wc)) or ())
+
+
+def priority_of(wc):
+    """The job's place in the run's randomized, interleaved order (higher runs first)."""
+    return ORDER.get((cell_of(wc), int(wc.repeat)), (0, ""))[0]
+
+
+def block_of(wc):
+    """The block of cells measured back to back with this one ('' : none)."""
+    return ORDER.get((cell_of(wc), int(wc.repeat)), (0, ""))[1]
 
 
 # What a measurement job asks a cluster for (profiles/slurm; config/README.md, `cluster`).

@@ -1,8 +1,9 @@
 # One job per grid cell and worker process (`repeats` of them). `measure_host` is a global
 # resource limited to 1 by the default profile, and scripts/measure.py also takes a host-wide
 # lock, so no two measurements ever share a host's cores or its GPU, whatever --cores says.
-# Priority spreads a cell's processes over the run: process 0 of every cell comes before
-# process 1 of any, so they see the machine at different minutes.
+# Priority orders the run (blockbench.design): process 0 of every cell comes before process
+# 1 of any, so they see the machine at different minutes, and the cells a claim compares run
+# back to back in a shuffled order within each round (randomized interleaved blocks).
 # CPU cells and accelerator cells are two rules so that each CPU job's resources are
 # constants: Snakemake inspects every callable anew for every job, which on a grid of 10,000
 # cells is most of the time it takes to plan the run.
@@ -17,7 +18,7 @@ rule measure:
         device="cpu",
         size=r"\d+",
         repeat=r"\d+",
-    priority: lambda wc: config["repeats"] - int(wc.repeat)
+    priority: priority_of
     # only used by cluster executors: small CPU cells share one submission, run in turn
     group:
         "measure_cpu"
@@ -42,6 +43,7 @@ rule measure:
         seed=config["seed"],
         matmul_precision=config["matmul_precision"],
         lock_dir=LOCK_DIR,
+        block=block_of,
     script:
         "../scripts/measure.py"
 

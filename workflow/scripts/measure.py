@@ -36,6 +36,8 @@ if p.phases:
     args += ["--phases", p.phases]
 if p.threads:
     args += ["--threads", str(p.threads)]
+if p.block:
+    args += ["--block", p.block]
 with jobs.logged(snakemake.log[0]):
     code = main(args)
 sys.exit(code)

@@ -1,0 +1,55 @@
+"""The run's order: the cells a claim compares are measured back to back, round by round, in a
+shuffled order (blockbench.design)."""
+
+import yaml
+from conftest import ROOT
+
+from blockbench import design, grid
+from blockbench.stages import read_claims
+
+CONFIG = yaml.safe_load((ROOT / "config/config.yaml").read_text())
+CLAIMS = read_claims(ROOT / "config/claims.yaml", ROOT / "config/articles.yaml")
+PLAN = grid.plan(CONFIG)
+
+
+def cell(workload: str, impl: str, size: int) -> grid.Cell:
+    return grid.Cell("cpu", workload, impl, size)
+
+
+def test_the_cells_of_the_cross_cell_claims_share_a_block():
+    blocks = design.blocks(PLAN, CLAIMS)
+    c1 = {blocks[cell("matmul", "jax", 5000)], blocks[cell("matmul", "numpy", 5000)]}  # C1, B3
+    c5 = {blocks[cell("selu", "jax", 1000000)], blocks[cell("selu", "numpy", 1000000)]}
+    d1 = {blocks[cell("stencil", i, 64)] for i in ("loop", "convolve", "scan")}  # a chain
+    assert len(c1) == len(c5) == len(d1) == 1
+    assert len(c1 | c5 | d1) == 3
+    assert cell("grad_logistic", "grad", 1000) not in blocks  # no claim divides it by another
+
+
+def test_each_round_runs_every_cell_once_and_a_blocks_cells_back_to_back():
+    repeats = 3
+    order = design.order(PLAN, CLAIMS, repeats, seed=0)
+    assert len(order) == len(PLAN) * repeats
+    sequence = sorted(order, key=lambda job: -order[job][0])
+    rounds = [r for _, r in sequence]
+    assert rounds == sorted(rounds)  # round 0 entirely before round 1, ...
+    positions = {job: i for i, job in enumerate(sequence)}
+    blocks = design.blocks(PLAN, CLAIMS)
+    members: dict[str, list[grid.Cell]] = {}
+    for c, name in blocks.items():
+        members.setdefault(name, []).append(c)
+    orders_seen = set()
+    for name, cells in members.items():
+        for r in range(repeats):
+            at = sorted(positions[(c, r)] for c in cells)
+            assert at == list(range(at[0], at[0] + len(cells))), (name, r)
+            assert all(order[(c, r)][1] == name for c in cells)
+        if len(cells) > 1:
+            first = tuple(min(cells, key=lambda c: positions[(c, r)]) for r in range(repeats))
+            orders_seen.add(first)
+    assert len(orders_seen) > 1  # the order within blocks is shuffled, not fixed
+
+
+def test_the_order_is_a_function_of_the_seed():
+    assert design.order(PLAN, CLAIMS, 3, 0) == design.order(PLAN, CLAIMS, 3, 0)
+    assert design.order(PLAN, CLAIMS, 3, 0) != design.order(PLAN, CLAIMS, 3, 1)

@@ -1,0 +1,117 @@
+"""Every sample knows whether it was disturbed, and by whom (blockbench.disturbance).
+
+A process spinning on the cell's core must flag the samples it shared the core with as
+disturbed from outside; a thread of the cell's own process spinning there flags them as
+disturbed from inside; on a quiet core the samples stay clean.
+"""
+
+import hashlib
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from blockbench.disturbance import INSIDE, OUTSIDE, Probe, between, combine
+from blockbench.sampling import StopRule, collect
+
+pytestmark = pytest.mark.skipif(
+    not Probe((0,)).available or not hasattr(os, "sched_setaffinity"),
+    reason="needs Linux per-thread scheduler statistics and CPU affinity",
+)
+
+SPIN = "import os, sys; os.sched_setaffinity(0, {int(sys.argv[1])})\nwhile True: pass"
+
+
+def busy(seconds: float) -> None:
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+def busy_run(loops: int, window) -> None:
+    window.start()
+    for _ in range(loops):
+        busy(0.01)
+    window.stop()
+
+
+@pytest.fixture
+def one_core():
+    """This process on one core of its own choosing, restored afterwards."""
+    before = os.sched_getaffinity(0)
+    core = max(before)
+    os.sched_setaffinity(0, {core})
+    yield core
+    os.sched_setaffinity(0, before)
+
+
+def sample(core: int, n: int = 12):
+    rule = StopRule(min_samples=n, max_samples=n, min_time_s=0, max_time_s=60, warmup=0)
+    probe = Probe((core,))
+    try:
+        got = collect(busy_run, rule, calibrated=False, probe=probe)
+    finally:
+        probe.close()
+    return got.disturbances
+
+
+def test_a_quiet_core_gives_undisturbed_samples(one_core):
+    got = sample(one_core)
+    clean = [d for d in got if not d.cause]
+    assert len(clean) >= 0.8 * len(got), [(d.cause, d.other_cpu_ns, d.main_wait_ns) for d in got]
+
+
+def test_a_process_spinning_on_the_cells_core_disturbs_from_outside(one_core):
+    spinner = subprocess.Popen([sys.executable, "-c", SPIN, str(one_core)])
+    try:
+        time.sleep(0.3)  # let it start and pin itself
+        got = sample(one_core)
+    finally:
+        spinner.kill()
+        spinner.wait()
+    outside = [d for d in got if d.cause == OUTSIDE]
+    assert len(outside) >= 0.8 * len(got), [(d.cause, d.other_cpu_ns) for d in got]
+    # the spinner had about half the core: its CPU time is seen, and ours waited for it
+    assert min(d.other_cpu_ns for d in outside) > 1_000_000
+    assert sum(d.main_wait_ns for d in got) > 0.2 * sum(d.span_ns for d in got)
+
+
+def test_the_cells_own_thread_on_its_core_disturbs_from_inside(one_core):
+    """A thread of this process that computes without the GIL (hashing a large buffer)
+    competes with the measuring thread for the one core: contention inside the cell."""
+    stop = threading.Event()
+    data = os.urandom(1 << 22)
+
+    def hash_forever() -> None:
+        while not stop.is_set():
+            hashlib.sha256(data).digest()
+
+    pool = threading.Thread(target=hash_forever, daemon=True)
+    pool.start()
+    try:
+        time.sleep(0.1)
+        got = sample(one_core)
+    finally:
+        stop.set()
+        pool.join()
+    inside = [d for d in got if d.cause == INSIDE]
+    assert len(inside) >= 0.8 * len(got), [(d.cause, d.main_wait_ns, d.other_cpu_ns) for d in got]
+
+
+def test_regions_of_one_sample_add_up_and_any_disturbed_region_marks_it(one_core):
+    probe = Probe((one_core,))
+    try:
+        a = probe.read()
+        busy(0.002)
+        b = probe.read()
+        busy(0.002)
+        c = probe.read()
+    finally:
+        probe.close()
+    first, second = between(a, b, 1), between(b, c, 1)
+    both = combine([first, second])
+    assert both.span_ns == first.span_ns + second.span_ns
+    assert combine([first]) is first and combine([None]) is None
