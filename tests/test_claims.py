@@ -33,14 +33,18 @@ def row(
     processes=3,
     seed=0,
     process_spread=0.0,
+    block="",
+    rounds=None,
 ):
     """The process rows of one cell: `processes` workers of `n` samples each, lognormal
     around `median` with relative `spread` (0: every sample is exactly `median`), each
-    process shifted by its own lognormal effect of relative size `process_spread`."""
+    process shifted by its own lognormal effect of relative size `process_spread`, and by
+    `rounds[repeat]`: what the machine did to every cell measured in that round."""
     rng = np.random.default_rng([seed, size, zlib.crc32(f"{impl}|{phase}|{device}".encode())])
     out = []
     for repeat in range(processes):
         shift = np.exp(process_spread * rng.standard_normal())
+        shift *= rounds[repeat] if rounds is not None else 1.0
         samples = median * shift * np.exp(spread * rng.standard_normal(n))
         out.append(
             {
@@ -57,6 +61,13 @@ def row(
                 "loops": 1,
                 "stop": "time_cap",
                 "samples_s": list(samples),
+                "kept_s": list(samples),
+                "n_all": n,
+                "disturbed": None,
+                "outside": None,
+                "inside": None,
+                "slow": None,
+                "block": block,
                 "status": status,
                 "reason": reason,
                 "device_model": f"{device}-model",
@@ -65,6 +76,7 @@ def row(
                 "work": WORKLOADS[workload].work(size),
                 "warnings": warnings,
                 "other_load": 0.0,
+                "other_processes_load": 0.0,
             }
         )
     return out
@@ -406,3 +418,18 @@ def test_runs_on_the_same_hardware_that_differ_beyond_their_cis_say_so():
     apart, _, _ = judged([run("monday", 2.0) + run("tuesday", 2.6, model="epyc")], part)
     agree, _, _ = judged([run("monday", 2.0) + run("tuesday", 2.0)], part)
     assert (apart["other_runs"] == "").all() and (agree["other_runs"] == "").all()
+
+
+def test_cells_measured_in_one_block_are_divided_round_by_round():
+    """What a round did to both cells of a block (the machine's minute) cancels in their
+    ratio: paired over rounds the CI is tight; the same numbers without a block are not."""
+    rounds = [1.0, 1.4, 0.75]
+    for block, tight in (("matmul@1000", True), ("", False)):
+        rows = [
+            row("jax", 1000, median=2.0, block=block, rounds=rounds, spread=0.01),
+            row("numpy", 1000, median=1.0, block=block, rounds=rounds, spread=0.01),
+        ]
+        got = judge(rows, ratio_part(size=1000))
+        width = got["ci_high"] / got["ci_low"]
+        assert got["measured"] == pytest.approx(2.0, rel=0.02)
+        assert bool(width < 1.1) == tight, (block, got["ci_low"], got["ci_high"])
