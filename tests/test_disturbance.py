@@ -59,9 +59,14 @@ def sample(core: int, n: int = 12):
 
 
 def test_a_quiet_core_gives_undisturbed_samples(one_core):
-    got = sample(one_core)
-    clean = [d for d in got if not d.cause]
-    assert len(clean) >= 0.8 * len(got), [(d.cause, d.other_cpu_ns, d.main_wait_ns) for d in got]
+    """Most samples on a quiet core are clean (three tries: a test machine has neighbours
+    of its own now and then)."""
+    for _ in range(3):
+        got = sample(one_core)
+        clean = [d for d in got if not d.cause]
+        if len(clean) >= 0.8 * len(got):
+            return
+    pytest.fail(f"no quiet try: {[(d.cause, d.other_cpu_ns, d.main_wait_ns) for d in got]}")
 
 
 def test_a_process_spinning_on_the_cells_core_disturbs_from_outside(one_core):

@@ -143,3 +143,27 @@ def test_a_cells_sampling_is_split_over_its_processes():
     assert three["target_rel_ci"] == 0.01
     assert per_process(cell, 1) == cell
     assert per_process({"min_samples": 5}, 10)["min_samples"] == 2  # never a lone sample
+
+
+def test_single_call_phases_take_30_samples_where_they_fit_and_fewer_where_calls_wait_long():
+    rule = StopRule(min_samples=2, min_time_s=0, max_time_s=0.0, warmup=1)
+
+    def quick(loops: int, window) -> None:  # a 10 us call, then a 1 ms wait for its result
+        for _ in range(loops):
+            window.start()
+            busy(10e-6)
+            window.stop()
+            busy(0.001)
+
+    def slow(loops: int, window) -> None:  # the same call waiting 0.5 s for its result
+        for _ in range(loops):
+            window.start()
+            busy(10e-6)
+            window.stop()
+            busy(0.5)
+
+    fast = collect(quick, rule, calibrated=False, warm=True, single_calls=30)
+    assert fast.floor == 30 and len(fast.samples_s) == 30 and fast.loops == 1
+    assert all(s < 0.001 for s in fast.samples_s)  # the wait is not in the sample
+    long = collect(slow, rule, calibrated=False, warm=True, single_calls=30)
+    assert long.floor == 2 and len(long.samples_s) == 2  # 1 s of wall / 0.5 s a call: min_samples

@@ -179,9 +179,8 @@ def disturbance_columns(stats: dict[str, Any]) -> dict[str, Any]:
     slow mode, and the samples the statistics stand on (`kept_s`)."""
     dist = stats.get("disturbance") or {}
     slow = stats.get("slow_mode") or {}
-    causes = dist.get("cause")
     return {
-        "disturbed": sum(1 for c in causes if c) if causes is not None else None,
+        "disturbed": dist.get("outside"),  # from outside; "inside" counted apart
         "outside": dist.get("outside"),
         "inside": dist.get("inside"),
         "slow": slow.get("n"),
@@ -216,6 +215,7 @@ def _phase_row(shared: dict[str, Any], phase: str, p: pd.DataFrame) -> dict[str,
     medians = p["median_s"].astype(float)
     totals = p["n_all"].fillna(p["n"]).astype(int)
     disturbed, disturbed_low, disturbed_high = _share(p["disturbed"], totals)
+    inside, inside_low, inside_high = _share(p["inside"], totals)
     slow, slow_low, slow_high = _share(p["slow"], totals.where(p["slow"].notna()))
     return {
         **shared,
@@ -236,6 +236,9 @@ def _phase_row(shared: dict[str, Any], phase: str, p: pd.DataFrame) -> dict[str,
         "disturbed_ci_high": disturbed_high,
         "outside": p["outside"].sum(min_count=1),
         "inside": p["inside"].sum(min_count=1),
+        "inside_fraction": inside,
+        "inside_ci_low": inside_low,
+        "inside_ci_high": inside_high,
         "slow_fraction": slow,
         "slow_ci_low": slow_low,
         "slow_ci_high": slow_high,

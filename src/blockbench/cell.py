@@ -25,7 +25,8 @@ from blockbench.stats import SLOW_SHARE, choose_kept, kept_samples, slow_mode, s
 UNSTABLE_SPREAD = 0.10
 OOM_MARKERS = ("resource_exhausted", "out of memory", "unable to allocate", "oom")
 # Samples per process of a phase timed one call each (dispatch): its distribution has a
-# slow mode (a preempted Python thread) that 2-5 samples cannot show.
+# slow mode (a preempted Python thread) that 2-5 samples cannot show. Fewer where the calls
+# wait long for their result in between (sampling.SINGLE_CALL_WALL_S).
 SINGLE_CALL_SAMPLES = 30
 
 
@@ -55,23 +56,26 @@ def disturbance_record(collected: Collected) -> dict[str, Any] | None:
     if not known or any(d is None for d in known):
         return None
     causes = [d.cause for d in known]
-    disturbed = sum(1 for c in causes if c)
+    disturbed = causes.count(OUTSIDE)
     low, high = wilson(disturbed, len(causes))
+    inside_low, inside_high = wilson(causes.count(INSIDE), len(causes))
     return {
         "cause": causes,
         "main_wait_us": [round(d.main_wait_ns / 1e3, 1) for d in known],
         "pool_wait_us": [round(d.pool_wait_ns / 1e3, 1) for d in known],
         "other_cpu_us": [round(d.other_cpu_ns / 1e3, 1) for d in known],
         "main_nivcsw": [d.main_nivcsw for d in known],
-        "fraction": disturbed / len(causes),
+        "fraction": disturbed / len(causes),  # from outside
         "ci": [low, high],
+        "inside_fraction": causes.count(INSIDE) / len(causes),  # inside the cell
+        "inside_ci": [inside_low, inside_high],
         "outside": causes.count(OUTSIDE),
         "inside": causes.count(INSIDE),
     }
 
 
 def phase_record(collected: Collected) -> dict[str, Any]:
-    """Statistics over the undisturbed samples where there are enough of them (`kept`),
+    """Statistics over the undisturbed samples, where there are enough of them (`kept`);
     every raw sample and the kernel's account of it kept beside them."""
     record: dict[str, Any] = {"samples_s": collected.samples_s}
     disturbance = disturbance_record(collected)
@@ -88,6 +92,8 @@ def phase_record(collected: Collected) -> dict[str, Any]:
         "converged": collected.converged,
         "stop": collected.stop,
     }
+    if collected.floor is not None:
+        record["floor"] = collected.floor
     return record
 
 
@@ -127,11 +133,7 @@ class Phase:
     single_call: bool = False
 
     def rule(self, rule: Any) -> Any:
-        if self.once:
-            return replace(rule, max_samples=1)
-        if self.single_call:
-            return replace(rule, min_samples=max(rule.min_samples, SINGLE_CALL_SAMPLES))
-        return rule
+        return replace(rule, max_samples=1) if self.once else rule
 
 
 def phase_plan(
@@ -191,10 +193,11 @@ def warnings(record: dict[str, Any], rule_min_samples: int) -> list[str]:
 def disturbance_warnings(name: str, phase: dict[str, Any]) -> list[str]:
     out = []
     dist = phase.get("disturbance")
-    if dist and dist["fraction"] > 0 and phase.get("kept") != "undisturbed":
+    if dist and phase.get("kept") == "all" and (dist["outside"] or dist["inside"]):
         out.append(
-            f"{name}: {dist['fraction']:.0%} of samples disturbed ({dist['outside']} from "
-            f"outside, {dist['inside']} inside the cell): statistics over all samples"
+            f"{name}: {dist['outside']} of {len(dist['cause'])} samples disturbed by another "
+            f"process and {dist['inside']} inside the cell: too few left undisturbed, "
+            "statistics over all samples"
         )
     slow = phase.get("slow_mode")
     if slow and slow["n"] >= 2 and slow["fraction"] >= SLOW_SHARE:
@@ -245,6 +248,7 @@ def measure(spec: CellSpec, progress: Callable[[dict[str, Any]], None]) -> dict[
                         spec.deadline,
                         probe=probe,
                         warm=phase.calibrated or phase.single_call,
+                        single_calls=SINGLE_CALL_SAMPLES if phase.single_call else 0,
                     )
                 record["phases"][phase.name] = phase_record(collected)
             del record["current_phase"]

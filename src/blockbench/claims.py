@@ -48,6 +48,8 @@ class PartResult:
     code: str = ""
     n_min: int | None = None
     warnings: list[str] = field(default_factory=list)
+    # what the kernel said of the samples behind the value (disturbed, slow mode)
+    samples: list[str] = field(default_factory=list)
 
     @property
     def indicative(self) -> bool:
@@ -78,6 +80,30 @@ class Term:
     model: str
     n_min: int
     warnings: str
+    samples: str  # disturbed and slow-mode shares of the samples, where known
+
+
+def samples_note(row: Any, term: dict[str, Any]) -> str:
+    """'jax dispatch at 1000: of 90 samples 1% disturbed from outside [0%, 6%] and 12% inside
+    the cell [7%, 20%], left out; 10% in a slow mode [...]': where the statistics' samples
+    came from."""
+    said = []
+    share = row.get("disturbed_fraction")
+    if share is not None and not pd.isna(share):
+        said.append(
+            f"of {int(row['n_all'])} samples {share:.0%} disturbed from outside "
+            f"[{row['disturbed_ci_low']:.0%}, {row['disturbed_ci_high']:.0%}] and "
+            f"{row['inside_fraction']:.0%} inside the cell "
+            f"[{row['inside_ci_low']:.0%}, {row['inside_ci_high']:.0%}], left out"
+        )
+    slow = row.get("slow_fraction")
+    if slow is not None and not pd.isna(slow) and slow > 0:
+        said.append(
+            f"{slow:.0%} in a slow mode [{row['slow_ci_low']:.0%}, {row['slow_ci_high']:.0%}]"
+        )
+    if not said:
+        return ""
+    return f"{term['impl']} {_phase(term)} at {row['size']}: " + "; ".join(said)
 
 
 class RunView:
@@ -146,6 +172,7 @@ class RunView:
             str(row["device_model"]),
             int(row["n_min"]),
             warnings if isinstance(warnings, str) else "",
+            samples_note(row, term),
         )
 
     def replicates(self, terms: list[dict[str, Any]], size: int) -> tuple[float, np.ndarray]:
@@ -225,6 +252,8 @@ class Measured:
     models: set[str]
     n_min: int
     warnings: list[str]
+    samples: list[str]
+    how: str  # how num and den were paired, if they were
 
 
 def ratio_at(view: RunView, part: dict[str, Any], size: int) -> Measured:
@@ -234,8 +263,11 @@ def ratio_at(view: RunView, part: dict[str, Any], size: int) -> Measured:
     models: set[str] = set()
     counts: list[int] = []
     warnings: list[str] = []
+    samples: list[str] = []
     for t in num + den:
         got = view.term(t, size)  # raises Missing with the reason
+        if got.samples:
+            samples.append(got.samples)
         models.add(f"{t['device']}: {got.model}")
         counts.append(got.n_min)
         if got.n_min < MIN_SAMPLES:
@@ -244,6 +276,9 @@ def ratio_at(view: RunView, part: dict[str, Any], size: int) -> Measured:
         if got.warnings:
             warnings.append(f"{t['impl']} at {size}: {got.warnings}")
     paired = view.paired_ratio(num, den, size)
+    how = ""
+    if paired is not None and len({(t["device"], t["impl"]) for t in num + den}) > 1:
+        how = "cells measured back to back in one block; ratio paired over its rounds"
     if paired is None:
 
         def side(terms: list) -> tuple[float, np.ndarray]:
@@ -256,7 +291,9 @@ def ratio_at(view: RunView, part: dict[str, Any], size: int) -> Measured:
         (n_value, n_reps), (d_value, d_reps) = side(num), side(den)
         paired = (n_value / d_value, n_reps / d_reps)
     value, reps = paired
-    return Measured(value, reps, models, min(counts), sorted(set(warnings)))
+    return Measured(
+        value, reps, models, min(counts), sorted(set(warnings)), list(dict.fromkeys(samples)), how
+    )
 
 
 def _result(
@@ -301,6 +338,8 @@ def eval_ratio(view: RunView, part: dict[str, Any]) -> PartResult:
         models=got.models,
         n_min=got.n_min,
         warnings=got.warnings,
+        samples=got.samples,
+        detail=got.how,
     )
 
 
@@ -516,6 +555,7 @@ def evaluate(
                         for p in parts
                     ),
                     "warnings": "; ".join(w for p in parts for w in p.warnings),
+                    "samples": "; ".join(dict.fromkeys(s for p in parts for s in p.samples)),
                     "note": "; ".join(x for x in (reason, claim.get("note", "")) if x),
                     "statement": claim["statement"],
                     "article_figures": claim["article"],
@@ -588,6 +628,7 @@ def claim_ratios(
                         "n_min": r.n_min,
                         "code": r.code,
                         "warnings": "; ".join(r.warnings),
+                        "samples": "; ".join(r.samples),
                         "detail": r.detail,
                     }
                 )

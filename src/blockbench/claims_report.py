@@ -67,6 +67,21 @@ def _parts(parts: pd.DataFrame) -> list[str]:
     return lines
 
 
+SAMPLES = (
+    "Where the samples behind a claim came from: a sample is disturbed from outside when "
+    "another process ran on the cell's cores during it, and inside the cell when, with no "
+    "such neighbour, the measuring thread waited for a CPU its own pool threads held; "
+    "either way the statistics leave it out. A slow mode is the share of samples over "
+    "twice the phase's fast mode (all samples)."
+)
+
+
+def _samples(runs: pd.DataFrame) -> list[str]:
+    if "samples" not in runs:
+        return []
+    return [f"- {r.claim_id}: {r.samples}" for r in runs.itertuples() if r.samples]
+
+
 OTHER_RUNS = (
     "Another run on the same hardware measured these claims differently: a run's 95% CI "
     "holds the spread of its own processes, not what changes between runs, so where two "
@@ -116,7 +131,11 @@ def to_rst(table: pd.DataFrame, first: str = "") -> str:
                 f"     - {on or EMPTY}",
             ]
         out.append("")
-        others = _other_runs(table[table["run_label"] == run_label])
+        mine = table[table["run_label"] == run_label]
+        sampled = _samples(mine)
+        if sampled:
+            out += [SAMPLES, "", *sampled, ""]
+        others = _other_runs(mine)
         if others:
             out += [OTHER_RUNS, "", *others, ""]
     return "\n".join(out) + "\n"
@@ -133,6 +152,9 @@ def to_markdown(table: pd.DataFrame, parts: pd.DataFrame, claims: list[dict[str,
             lines += ["### Warnings", ""]
             lines += [f"- {r.claim_id}: {r.warnings}" for r in warned.itertuples()]
             lines.append("")
+        sampled = _samples(runs)
+        if sampled:
+            lines += ["### Disturbed samples", "", SAMPLES, "", *sampled, ""]
         others = _other_runs(runs)
         if others:
             lines += ["### Other runs on the same hardware", "", OTHER_RUNS, "", *others, ""]

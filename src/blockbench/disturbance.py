@@ -33,7 +33,7 @@ OUTSIDE_SHARE = 0.02
 INSIDE_FLOOR_NS = 20_000
 INSIDE_SHARE = 0.05
 # How often the list of other tasks is read anew (a new process is counted from then on).
-REFRESH_S = 0.05
+REFRESH_S = 0.5
 
 OUTSIDE, INSIDE = "outside", "inside"
 

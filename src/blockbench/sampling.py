@@ -10,10 +10,10 @@ disturbed, and it takes the timer's own cost out of every timed region.
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from blockbench.disturbance import Disturbance, Probe, between, combine
-from blockbench.stats import relative_ci_halfwidth
+from blockbench.stats import excluded, relative_ci_halfwidth
 
 clock = time.perf_counter
 
@@ -61,6 +61,11 @@ PhaseRun = Callable[[int, Window], None]
 
 # Why a phase stopped sampling (recorded with every phase).
 CONVERGED, TIME_CAP, SAMPLE_CAP, BUDGET = "converged", "time_cap", "sample_cap", "budget"
+DISTURBED = "disturbed"  # the floor of undisturbed samples was out of reach
+# A disturbed sample does not count towards the floor: sampling goes on, up to this many
+# times the floor in all, so that a neighbour that comes and goes costs a few samples more,
+# not the phase its clean ones.
+EXTRA_FOR_DISTURBED = 3
 
 
 @dataclass(frozen=True)
@@ -98,6 +103,10 @@ def per_process(cell: dict[str, float], repeats: int) -> dict[str, float]:
     return out
 
 
+# Wall time per process within which a single-call phase takes its raised floor of samples.
+SINGLE_CALL_WALL_S = 1.0
+
+
 @dataclass
 class Collected:
     samples_s: list[float] = field(default_factory=list)  # per-call seconds, one per sample
@@ -107,6 +116,7 @@ class Collected:
     converged: bool = False
     rel_ci: float = float("inf")
     stop: str = ""
+    floor: int | None = None  # the raised floor of a single-call phase, where there is one
 
 
 def timed(run: PhaseRun, loops: int, probe: Probe | None = None) -> tuple[float, Window]:
@@ -146,6 +156,7 @@ def collect(
     deadline: float | None = None,
     probe: Probe | None = None,
     warm: bool | None = None,
+    single_calls: int = 0,
 ) -> Collected:
     """Sample a phase until the stop rule says so; every raw sample is kept.
 
@@ -154,12 +165,22 @@ def collect(
     they measure; and microsecond calls whose distribution matters (dispatch: `warm=True`),
     timed one call each so that a slow mode shows instead of being averaged into the loop.
     `deadline` (time.time()) stops sampling when the next sample would not end before it.
+    `single_calls` raises the floor of samples to that many, as far as they fit in
+    SINGLE_CALL_WALL_S of wall time (a 10 us dispatch that waits 170 ms for its matmul
+    before the next one gets fewer), judged from the warm-up call.
     """
     out = Collected()
     last_wall = 0.0
     if calibrated if warm is None else warm:
         for _ in range(rule.warmup):
+            t0 = time.perf_counter()
             timed(run, 1)
+            last_wall = time.perf_counter() - t0
+    if single_calls:
+        fit = int(SINGLE_CALL_WALL_S / max(last_wall, 1e-9))
+        rule = replace(rule, min_samples=max(rule.min_samples, min(single_calls, fit)))
+        out.floor = rule.min_samples
+        last_wall = 0.0
     if calibrated:
         out.loops, first, disturbance, last_wall = calibrate(run, rule.sample_time_s, probe=probe)
         out.samples_s.append(first)
@@ -180,14 +201,22 @@ def collect(
         out.disturbances.append(window.disturbance())
 
 
+def undisturbed(out: Collected) -> int:
+    """Samples that count towards the floor: every sample no disturbance took out."""
+    return sum(1 for d in out.disturbances if d is None or not excluded(d.cause))
+
+
 def _stop_reason(
     out: Collected, rule: StopRule, elapsed: float, last_wall: float, deadline: float | None
 ) -> str:
-    n = len(out.samples_s)
+    n = undisturbed(out)
+    taken = len(out.samples_s)
     if n >= rule.min_samples:
         out.rel_ci = relative_ci_halfwidth(out.samples_s)
-    if n >= rule.max_samples:
+    if taken >= rule.max_samples:
         return SAMPLE_CAP
+    if n < rule.min_samples and taken >= EXTRA_FOR_DISTURBED * rule.min_samples:
+        return DISTURBED
     if n >= rule.min_samples:
         if elapsed >= rule.min_time_s and out.rel_ci <= rule.target_rel_ci:
             out.converged = True

@@ -131,18 +131,27 @@ MIN_UNDISTURBED = 2
 MIN_UNDISTURBED_SHARE = 0.25
 
 
+def excluded(cause: str) -> bool:
+    """Whether a sample's disturbance takes it out of the statistics: any does. From outside,
+    another process held the cell's cores; inside, the measuring thread waited for a core
+    its own pool held (on few cores XLA's pool preempts the thread that dispatches). Either
+    way the timer ran while the measured thread did not, and that time is the machine's,
+    not the operation's. Both shares are recorded and shown beside the statistics."""
+    return bool(cause)
+
+
 def kept_samples(phase: dict[str, object]) -> list[float]:
-    """The samples a phase's statistics stand on: its undisturbed ones where the record
-    kept those (`kept: undisturbed`), else all of them (records without the kernel's
-    account of each sample, from hosts or versions without it, keep all)."""
+    """The samples a phase's statistics stand on: its undisturbed ones where the record kept
+    those (`kept: undisturbed`), else all of them (records without the kernel's account of
+    each sample, from hosts or versions without it, keep all)."""
     samples = list(phase["samples_s"])  # type: ignore[arg-type]
     causes = (phase.get("disturbance") or {}).get("cause")  # type: ignore[union-attr]
     if phase.get("kept") != "undisturbed" or not causes:
         return samples
-    return [s for s, cause in zip(samples, causes, strict=True) if not cause]
+    return [s for s, cause in zip(samples, causes, strict=True) if not excluded(cause)]
 
 
 def choose_kept(causes: list[str]) -> str:
-    clean = sum(1 for c in causes if not c)
+    clean = sum(1 for c in causes if not excluded(c))
     enough = clean >= MIN_UNDISTURBED and clean >= MIN_UNDISTURBED_SHARE * len(causes)
     return "undisturbed" if causes and enough else "all"
