@@ -85,8 +85,8 @@ def test_a_process_spinning_on_the_cells_core_disturbs_from_outside(one_core):
 
 
 def test_the_cells_own_thread_on_its_core_disturbs_from_inside(one_core):
-    """A thread of this process that computes without the GIL (hashing a large buffer)
-    competes with the measuring thread for the one core: contention inside the cell."""
+    """Threads of this process that compute without the GIL (hashing a large buffer)
+    compete with the measuring thread for the one core: contention inside the cell."""
     stop = threading.Event()
     data = os.urandom(1 << 22)
 
@@ -94,16 +94,19 @@ def test_the_cells_own_thread_on_its_core_disturbs_from_inside(one_core):
         while not stop.is_set():
             hashlib.sha256(data).digest()
 
-    pool = threading.Thread(target=hash_forever, daemon=True)
-    pool.start()
+    # six pool threads on the one core: the measuring thread waits most of each sample
+    pool = [threading.Thread(target=hash_forever, daemon=True) for _ in range(6)]
+    for t in pool:
+        t.start()
     try:
         time.sleep(0.1)
         got = sample(one_core)
     finally:
         stop.set()
-        pool.join()
+        for t in pool:
+            t.join()
     inside = [d for d in got if d.cause == INSIDE]
-    assert len(inside) >= 0.8 * len(got), [(d.cause, d.main_wait_ns, d.other_cpu_ns) for d in got]
+    assert len(inside) >= 0.7 * len(got), [(d.cause, d.main_wait_ns, d.span_ns) for d in got]
 
 
 def test_regions_of_one_sample_add_up_and_any_disturbed_region_marks_it(one_core):

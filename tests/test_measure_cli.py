@@ -260,3 +260,33 @@ def test_a_a_the_same_cell_measured_twice_is_not_judged_different(tmp_path):
         r = result.iloc[0]
         covered += r["ci_low"] <= 1.0 <= r["ci_high"]
     assert covered >= 0.8 * len(splits), f"{covered} of {len(splits)} splits cover 1"
+
+
+SPIN = "import os, sys; os.sched_setaffinity(0, {int(sys.argv[1])})\nwhile True: pass"
+
+
+def test_a_neighbour_on_the_cells_cores_is_seen_by_both_readings_and_every_sample(measure_cli):
+    """A process spinning on each of the cell's cores: the per-CPU reading and the sum of
+    every other process's CPU time agree that about a core per core was taken, the cell is
+    flagged busy, and its samples are flagged disturbed from outside. The engine that
+    started the cell (here pytest, waiting) used nothing."""
+    import subprocess
+    import sys
+
+    spinners = [subprocess.Popen([sys.executable, "-c", SPIN, str(c)]) for c in cores.allowed()]
+    try:
+        _, record, _ = measure_cli(
+            "--device", "cpu", "--workload", "selu", "--impl", "numpy", "--size", "100000"
+        )  # fmt: skip
+    finally:
+        for s in spinners:
+            s.kill()
+            s.wait()
+    load = record["host_load"]
+    assert load["other_cores"] > 0.3 and load["other_processes_cores"] > 0.3, load
+    assert abs(load["other_cores"] - load["other_processes_cores"]) < 0.35, load
+    assert load["orchestrator_cores"] < 0.1, load
+    assert any(w.startswith("busy host") for w in record["warnings"])
+    steady = record["phases"]["steady"]
+    if record["provenance"]["sampling"]["kernel_counters"]:
+        assert steady["disturbance"]["outside"] >= 1

@@ -28,10 +28,10 @@ PROC = "/proc"
 # the larger of an absolute floor (kernel housekeeping threads run for a few microseconds
 # now and then) and a share of the sample's CPU capacity (span x cores).
 OUTSIDE_FLOOR_NS = 100_000
-OUTSIDE_SHARE = 0.02
+OUTSIDE_SHARE = 0.05
 # The measuring thread's run-queue delay above which a sample is disturbed from inside.
 INSIDE_FLOOR_NS = 20_000
-INSIDE_SHARE = 0.05
+INSIDE_SHARE = 0.5
 # How often the list of other tasks is read anew (a new process is counted from then on).
 REFRESH_S = 0.5
 

@@ -104,7 +104,7 @@ def per_process(cell: dict[str, float], repeats: int) -> dict[str, float]:
 
 
 # Wall time per process within which a single-call phase takes its raised floor of samples.
-SINGLE_CALL_WALL_S = 1.0
+SINGLE_CALL_WALL_S = 0.5
 
 
 @dataclass
