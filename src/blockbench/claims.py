@@ -89,7 +89,8 @@ def samples_note(row: Any, term: dict[str, Any]) -> str:
     came from."""
     said = []
     share = row.get("disturbed_fraction")
-    if share is not None and not pd.isna(share):
+    inside = row.get("inside_fraction")
+    if share is not None and not pd.isna(share) and (share > 0 or inside > 0):
         said.append(
             f"of {int(row['n_all'])} samples {share:.0%} disturbed from outside "
             f"[{row['disturbed_ci_low']:.0%}, {row['disturbed_ci_high']:.0%}] and "

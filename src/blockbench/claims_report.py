@@ -76,12 +76,6 @@ SAMPLES = (
 )
 
 
-def _samples(runs: pd.DataFrame) -> list[str]:
-    if "samples" not in runs:
-        return []
-    return [f"- {r.claim_id}: {r.samples}" for r in runs.itertuples() if r.samples]
-
-
 OTHER_RUNS = (
     "Another run on the same hardware measured these claims differently: a run's 95% CI "
     "holds the spread of its own processes, not what changes between runs, so where two "
@@ -89,10 +83,11 @@ OTHER_RUNS = (
 )
 
 
-def _other_runs(runs: pd.DataFrame) -> list[str]:
-    if "other_runs" not in runs:
+def _listed(runs: pd.DataFrame, column: str) -> list[str]:
+    """A bullet per claim with something in `column` (a column older tables may lack)."""
+    if column not in runs:
         return []
-    return [f"- {r.claim_id}: {r.other_runs}" for r in runs.itertuples() if r.other_runs]
+    return [f"- {r.claim_id}: {r[column]}" for _, r in runs.iterrows() if r[column]]
 
 
 def _article(part: dict[str, Any]) -> str:
@@ -132,10 +127,10 @@ def to_rst(table: pd.DataFrame, first: str = "") -> str:
             ]
         out.append("")
         mine = table[table["run_label"] == run_label]
-        sampled = _samples(mine)
+        sampled = _listed(mine, "samples")
         if sampled:
             out += [SAMPLES, "", *sampled, ""]
-        others = _other_runs(mine)
+        others = _listed(mine, "other_runs")
         if others:
             out += [OTHER_RUNS, "", *others, ""]
     return "\n".join(out) + "\n"
@@ -152,10 +147,10 @@ def to_markdown(table: pd.DataFrame, parts: pd.DataFrame, claims: list[dict[str,
             lines += ["### Warnings", ""]
             lines += [f"- {r.claim_id}: {r.warnings}" for r in warned.itertuples()]
             lines.append("")
-        sampled = _samples(runs)
+        sampled = _listed(runs, "samples")
         if sampled:
             lines += ["### Disturbed samples", "", SAMPLES, "", *sampled, ""]
-        others = _other_runs(runs)
+        others = _listed(runs, "other_runs")
         if others:
             lines += ["### Other runs on the same hardware", "", OTHER_RUNS, "", *others, ""]
     lines += ["## What each claim says and how it is judged", ""]

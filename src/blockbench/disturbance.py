@@ -55,32 +55,52 @@ class Reading:
 
 
 class _Tasks:
-    """Open schedstat files of a set of tasks, read without reopening (2-3 us each)."""
+    """Open schedstat files of a set of tasks, read without reopening (2-3 us each); with
+    `where`, also each task's stat file, for the CPU it last ran on."""
 
-    def __init__(self) -> None:
-        self.fds: dict[tuple[int, int], int] = {}
-        self.last: dict[tuple[int, int], tuple[int, int]] = {}
+    def __init__(self, where: bool = False) -> None:
+        self.where = where
+        self.fds: dict[tuple[int, int], tuple[int, int | None]] = {}
 
     def keep(self, keys: set[tuple[int, int]]) -> None:
         for key in set(self.fds) - keys:
-            os.close(self.fds.pop(key))
+            self._close(key)
         for key in keys - set(self.fds):
+            base = f"{PROC}/{key[0]}/task/{key[1]}"
             try:
-                self.fds[key] = os.open(f"{PROC}/{key[0]}/task/{key[1]}/schedstat", os.O_RDONLY)
+                sched = os.open(f"{base}/schedstat", os.O_RDONLY)
+                stat = os.open(f"{base}/stat", os.O_RDONLY) if self.where else None
             except OSError:
                 continue
+            self.fds[key] = (sched, stat)
 
-    def read(self) -> dict[tuple[int, int], tuple[int, int]]:
+    def _close(self, key: tuple[int, int]) -> None:
+        for fd in self.fds.pop(key):
+            if fd is not None:
+                os.close(fd)
+
+    def read(self) -> dict[tuple[int, int], tuple[int, int, int]]:
+        """(ns on a CPU, ns waiting, the CPU it last ran on or -1) per live task."""
         out = {}
-        for key, fd in list(self.fds.items()):
+        for key, (sched, stat) in list(self.fds.items()):
             try:
-                out[key] = _schedstat(fd)
+                ran, waited = _schedstat(sched)
+                cpu = _last_cpu(stat) if stat is not None else -1
             except (OSError, ValueError, IndexError):  # the task ended
-                os.close(self.fds.pop(key))
+                self._close(key)
+                continue
+            out[key] = (ran, waited, cpu)
         return out
 
     def close(self) -> None:
         self.keep(set())
+
+
+def _last_cpu(fd: int) -> int:
+    """Field 39 of /proc/<pid>/task/<tid>/stat: the CPU the task last ran on (fields are
+    counted after the command name, which may itself hold spaces and parentheses)."""
+    text = os.pread(fd, 1024, 0)
+    return int(text[text.rindex(b")") + 2 :].split()[36])
 
 
 class Probe:
@@ -91,11 +111,14 @@ class Probe:
         self.pid = os.getpid()
         self.main_tid = threading.get_native_id()
         self.own = _Tasks()
-        self.others = _Tasks()
+        self.others = _Tasks(where=True)
         self.available = os.path.exists(f"{PROC}/{self.pid}/task/{self.main_tid}/schedstat")
         self._refreshed = -1.0
-        # A task first seen in a reading counts from there: its earlier CPU is not ours to see.
-        self._other_base: dict[tuple[int, int], int] = {}
+        # Other tasks' CPU time on the cell's cores, summed from reading to reading: a task's
+        # time since the last reading counts where it last ran on one of the cell's cores
+        # (a task first seen counts from then on: its earlier CPU is not ours to see).
+        self._last_ran: dict[tuple[int, int], int] = {}
+        self._other_total = 0
 
     def _refresh(self) -> None:
         own, others = set(), set()
@@ -114,6 +137,7 @@ class Probe:
                     others.add((pid, tid))
         self.own.keep(own)
         self.others.keep(others)
+        self._last_ran = {k: v for k, v in self._last_ran.items() if k in others}
         self._refreshed = time.monotonic()
 
     def _may_share(self, tid: int) -> bool:
@@ -128,18 +152,20 @@ class Probe:
         if time.monotonic() - self._refreshed > REFRESH_S:
             self._refresh()
         own = self.own.read()
-        main = own.get((self.pid, self.main_tid), (0, 0))
+        main = own.get((self.pid, self.main_tid), (0, 0, -1))
         others = self.others.read()
-        other_exec = 0
-        for key, (ran, _) in others.items():
-            other_exec += ran - self._other_base.setdefault(key, ran)
+        for key, (ran, _, cpu) in others.items():
+            before = self._last_ran.get(key, ran)
+            self._last_ran[key] = ran
+            if cpu in self.cores:
+                self._other_total += ran - before
         return Reading(
             at_ns=time.perf_counter_ns(),
-            own_exec_ns=sum(ran for ran, _ in own.values()),
+            own_exec_ns=sum(ran for ran, _, _ in own.values()),
             main_wait_ns=main[1],
-            pool_wait_ns=sum(wait for _, wait in own.values()) - main[1],
+            pool_wait_ns=sum(wait for _, wait, _ in own.values()) - main[1],
             main_nivcsw=resource.getrusage(resource.RUSAGE_THREAD).ru_nivcsw,
-            other_exec_ns=other_exec,
+            other_exec_ns=self._other_total,
         )
 
     def close(self) -> None:
