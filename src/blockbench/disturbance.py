@@ -47,7 +47,6 @@ def _schedstat(fd: int) -> tuple[int, int]:
 @dataclass(frozen=True)
 class Reading:
     at_ns: int
-    own_exec_ns: int
     main_wait_ns: int
     pool_wait_ns: int
     main_nivcsw: int
@@ -161,7 +160,6 @@ class Probe:
                 self._other_total += ran - before
         return Reading(
             at_ns=time.perf_counter_ns(),
-            own_exec_ns=sum(ran for ran, _, _ in own.values()),
             main_wait_ns=main[1],
             pool_wait_ns=sum(wait for _, wait, _ in own.values()) - main[1],
             main_nivcsw=resource.getrusage(resource.RUSAGE_THREAD).ru_nivcsw,
