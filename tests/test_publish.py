@@ -51,6 +51,8 @@ def test_license_is_mit_and_the_readme_and_citation_say_so():
     assert "WITHOUT WARRANTY OF ANY KIND" in text
     citation = yaml.safe_load((ROOT / "CITATION.cff").read_text())
     assert citation["license"] == "MIT"
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["license"] == "MIT" and project["license-files"] == ["LICENSE"]
     section = readme_section("License")
     assert "[MIT License](LICENSE)" in section and "MIT because" in section
 
