@@ -23,5 +23,5 @@ def test_ruff_format_is_clean():
 
 
 def test_snakefmt_is_clean():
-    result = run("snakefmt", "--check", "Snakefile", "workflow/rules")
+    result = run("snakefmt", "--check", "Snakefile", "workflow/Snakefile", "workflow/rules")
     assert result.returncode == 0, result.stderr

@@ -26,3 +26,18 @@ def _typed(value: Any) -> Any:
 def typed_overrides(cli: Mapping[str, Any]) -> dict[str, Any]:
     """The command line's nested values, typed; top-level scalars Snakemake already typed."""
     return {k: _typed(v) for k, v in cli.items() if isinstance(v, Mapping | list)}
+
+
+def _holds(value: Any, override: Any) -> bool:
+    if isinstance(override, Mapping):
+        return isinstance(value, Mapping) and all(
+            k in value and _holds(value[k], v) for k, v in override.items()
+        )
+    return value == override
+
+
+def merged_into(config: Mapping[str, Any], cli: Mapping[str, Any]) -> dict[str, Any]:
+    """The command line's values that Snakemake merged into `config`: all of them when it is
+    the config Snakemake read (the main workflow's, or one a module shares with its caller),
+    none when a module's caller hands blockbench a config of its own."""
+    return {k: v for k, v in cli.items() if k in config and _holds(config[k], v)}

@@ -18,6 +18,8 @@ rule claims:
         rst="results/claims.rst",
     log:
         "logs/claims.log",
+    # runs where Snakemake runs, never as a cluster job
+    localrule: True
     conda:
         ENV
     params:

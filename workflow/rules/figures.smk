@@ -18,6 +18,8 @@ rule figure:
         "logs/figures/{name}.log",
     wildcard_constraints:
         name="|".join(figures.NAMES),
+    # runs where Snakemake runs, never as a cluster job
+    localrule: True
     conda:
         ENV
     script:

@@ -25,6 +25,8 @@ rule tables:
         speedups_md="results/tables/speedups.md",
     log:
         "logs/tables.log",
+    # runs where Snakemake runs, never as a cluster job
+    localrule: True
     conda:
         ENV
     script:

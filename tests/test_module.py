@@ -1,0 +1,163 @@
+"""blockbench as a module of another workflow: the README's lines, its own config and
+run_label, every result under the host's directory and nothing in blockbench's."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from tiny import TINY
+
+from blockbench import figures, grid, stages
+
+ROOT = Path(__file__).resolve().parents[1]
+SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+# The tiny grid's SELU block, CPU only: every stage end to end in well under a minute.
+GRID = {
+    **TINY,
+    "run_label": "host-tiny",
+    "devices": ["cpu"],
+    "workloads": [w for w in TINY["workloads"] if w["name"] == "selu"],
+}
+# What the host adds after the README's lines: its own target and a rule of its own that
+# reads a blockbench output, and the onstart line a host that submits to SLURM needs.
+HOST_RULES = """
+
+rule all:
+    default_target: True
+    input:
+        rules.bb_all.input,
+        "summary/claims.md",
+
+
+rule summary:
+    input:
+        rules.bb_claims.output.md,
+    output:
+        "summary/claims.md",
+    shell:
+        "cp {input} {output}"
+
+
+onstart:
+    blockbench.onstart()
+"""
+
+
+def readme_module_block() -> str:
+    """The module lines of the README's "Using blockbench from another workflow"."""
+    text = (ROOT / "README.md").read_text()
+    section = text.split("## Using blockbench from another workflow", 1)[1]
+    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
+
+
+def blockbench_copy(path: Path) -> Path:
+    """A checkout of blockbench somewhere else, as another workflow would have one."""
+    for name in ("workflow", "config", "src"):
+        shutil.copytree(ROOT / name, path / name, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "environment.yml", path)
+    return path
+
+
+def snakemake(cwd: Path, *args: str, env: dict[str, str] | None = None):
+    return subprocess.run(
+        [*SNAKEMAKE, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, **(env or {})},
+    )
+
+
+@pytest.mark.slow
+def test_a_host_workflow_runs_the_tiny_grid_through_the_readmes_module_lines(tmp_path):
+    checkout = blockbench_copy(tmp_path / "blockbench")
+    host = tmp_path / "host"
+    (host / "config").mkdir(parents=True)
+    block = readme_module_block()
+    assert 'config["blockbench"]' in block and "use rule * from blockbench as bb_*" in block
+    snakefile = block.replace("/path/to/blockbench", str(checkout))
+    (host / "Snakefile").write_text(snakefile + HOST_RULES)
+    # the host's own config: a key of its own beside blockbench's section (only the keys
+    # it changes; the schema's defaults fill in the rest)
+    host_config = {"samples": ["a", "b"], "blockbench": GRID}
+    (host / "config/config.yaml").write_text(yaml.safe_dump(host_config))
+
+    run = snakemake(
+        host,
+        "--cores",
+        "2",
+        "--resources",
+        "measure_host=1",
+        env={"BLOCKBENCH_LOCK": str(tmp_path / "measure.lock")},
+    )
+    assert run.returncode == 0, run.stderr[-4000:]
+    assert "rule bb_measure:" in run.stdout + run.stderr  # blockbench's rules, renamed
+
+    results = host / "results"
+    raw = sorted(p.relative_to(host).as_posix() for p in (results / "raw").rglob("*.json"))
+    cells = grid.cells(GRID)
+    assert raw == sorted(c.path("host-tiny", r) for c in cells for r in range(GRID["repeats"]))
+    for path in raw:
+        record = json.loads((host / path).read_text())
+        assert record["status"] == "ok", path
+        assert record["provenance"]["config"]["run_label"] == "host-tiny"
+    table = pd.read_csv(results / "tables/measurements.csv")
+    assert set(table["run_label"]) == {"host-tiny"}
+    assert set(table["workload"]) == {"selu"} and set(table["status"]) == {"ok"}
+    for name in figures.NAMES:
+        for ext in ("png", "svg"):
+            assert (results / f"figures/{name}.{ext}").stat().st_size > 1000
+    verdicts = pd.read_csv(results / "claims.csv")
+    ids = [
+        c["id"]
+        for c in stages.read_claims(
+            checkout / "config/claims.yaml", checkout / "config/articles.yaml"
+        )
+    ]
+    assert sorted(verdicts["claim_id"]) == sorted(ids)
+    assert set(verdicts["run_label"]) == {"host-tiny"}
+    assert (host / "summary/claims.md").read_text() == (results / "claims.md").read_text()
+    assert (host / "logs/tables.log").exists()
+    # nothing was written beside blockbench's own files
+    assert not (checkout / "results").exists() and not (checkout / "logs").exists()
+    assert not (checkout / ".snakemake").exists()
+
+
+def test_the_module_block_snakedeploy_writes_plans_the_same_grid(tmp_path):
+    """snakedeploy copies config/ and profiles/ and writes workflow/Snakefile with a module
+    that shares the host's config and keeps the rule names; nested --config values are
+    typed as they are when blockbench runs on its own."""
+    checkout = blockbench_copy(tmp_path / "blockbench")
+    host = tmp_path / "deployed"
+    shutil.copytree(ROOT / "config", host / "config")
+    shutil.copytree(ROOT / "profiles", host / "profiles")
+    (host / "workflow").mkdir()
+    (host / "workflow/Snakefile").write_text(
+        'configfile: "config/config.yaml"\n\n\n'
+        "module blockbench:\n"
+        f'    snakefile:\n        "{checkout}/workflow/Snakefile"\n'
+        "    config:\n        config\n\n\n"
+        "use rule * from blockbench\n"
+    )
+    dry = snakemake(host, "-n", "--cores", "4")
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    counts = dict(
+        line.split()[:2]
+        for line in dry.stdout.splitlines()
+        if line.split()[:1] in (["measure"], ["all"])
+    )
+    default = yaml.safe_load((ROOT / "config/config.yaml").read_text())
+    assert counts["measure"] == str(len(grid.cells(default)) * default["repeats"])
+    assert counts["all"] == "1"
+    override = "workloads=[{name: stencil, impls: [loop], sizes: [8], phases: [steady]}]"
+    dry = snakemake(host, "-n", "--config", override, "run_label=deployed")
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    assert "results/raw/deployed/cpu/stencil/loop/8/0.json" in dry.stdout
