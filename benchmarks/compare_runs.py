@@ -1,48 +1,90 @@
 #!/usr/bin/env python3
-"""Two runs of the same commit, claim by claim: do the verdicts agree, and does each run's
-95% CI cover the other run's estimate? (An A/A check of the whole pipeline.)
+"""Several runs of the same commit, claim by claim: do the verdicts agree, does each run's
+95% CI cover every other run's estimate, and what do the runs say pooled? (An A/A check of
+the whole pipeline.)
 
-    .venv/bin/python benchmarks/compare_runs.py RUN_A/claims.csv RUN_B/claims.csv
+    .venv/bin/python benchmarks/compare_runs.py RUN_A/claims.csv RUN_B/claims.csv [...]
 
-Prints a Markdown table and two summary lines: verdicts that flip between reproduced and
-not_reproduced (must be none), and how many measured claims have mutually covering CIs.
+Prints a Markdown table (each run's verdict and value, the pooled headline value with its
+modified Knapp-Hartung CI and I^2) and summary lines: verdicts that flip between reproduced
+and not_reproduced (must be none), and the share of ordered run pairs (a, b) where a's CI
+covers b's value.
+The CIs compared are the ones each run was judged on (widened by a between-run study where
+its machine had one); the pooled value uses each run's own interval (`run_ci_*`).
 """
 
 import argparse
+import itertools
 from pathlib import Path
 
 import pandas as pd
 
-from blockbench.claims import covers_each_other, value_ci
+from blockbench.claim_rules import decide
+from blockbench.claims import from_scale, scaled, value_ci
+from blockbench.random_effects import pool
 
 DECISIVE = {"reproduced", "not_reproduced"}
 
 
 def show(r: pd.Series) -> str:
-    return value_ci(r["measured"], r["ci_low"], r["ci_high"])
+    return value_ci(r["measured"], r["ci_low"], r["ci_high"]) or "-"
+
+
+def pooled(rows: list[pd.Series]) -> tuple[str, str, str]:
+    """(value [CI], I^2, the headline part's outcome) over the runs with an own interval."""
+    points = [
+        scaled(r["measured"], r["run_ci_low"], r["run_ci_high"], r["run_df"], r["scale"])
+        for r in rows
+        if "run_ci_low" in r
+    ]
+    points = [p for p in points if p is not None and p[1] > 0]
+    if len(points) < 2:
+        return "-", "-", "-"
+    got = pool(*zip(*points, strict=True))
+    scale = rows[0]["scale"]
+    low, high = from_scale(got.low, scale), from_scale(got.high, scale)
+    outcome = decide(rows[0]["condition"], low, high)
+    return value_ci(from_scale(got.estimate, scale), low, high), f"{got.i2:.0%}", outcome
+
+
+def covers(a: pd.Series, b: pd.Series) -> bool | None:
+    """Whether run a's CI holds run b's value (None: a has no CI)."""
+    if pd.isna(a["ci_low"]) or pd.isna(a["ci_high"]) or pd.isna(b["measured"]):
+        return None
+    return bool(a["ci_low"] <= b["measured"] <= a["ci_high"])
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("a", type=Path)
-    p.add_argument("b", type=Path)
+    p.add_argument("runs", type=Path, nargs="+", help="claims.csv of each run")
     args = p.parse_args()
-    a, b = (pd.read_csv(x).set_index("claim_id") for x in (args.a, args.b))
-    print("| claim | verdict A | verdict B | A: value [95% CI] | B: value [95% CI] | cover |")
-    print("|---|---|---|---|---|---|")
-    flips, checked, covering = [], 0, 0
-    for claim in a.index:
-        ra, rb = a.loc[claim], b.loc[claim]
-        both = covers_each_other(ra, rb)
-        if both is not None:
-            checked += 1
-            covering += both
-        if {ra["verdict"], rb["verdict"]} == DECISIVE:
+    tables = [pd.read_csv(x).set_index("claim_id") for x in args.runs]
+    n = len(tables)
+    head = " | ".join(f"run {i + 1}" for i in range(n))
+    print(f"| claim | {head} | pooled [95% CI] | I^2 | pooled headline | covered pairs |")
+    print("|---|" + "---|" * n + "---|---|---|---|")
+    flips, pairs, covering = [], 0, 0
+    for claim in tables[0].index:
+        rows = [t.loc[claim] for t in tables if claim in t.index]
+        verdicts = {r["verdict"] for r in rows}
+        if verdicts >= DECISIVE:
             flips.append(claim)
-        mark = "" if both is None else ("yes" if both else "no")
-        print(f"| {claim} | {ra['verdict']} | {rb['verdict']} | {show(ra)} | {show(rb)} | {mark} |")
+        mine = 0
+        checked = 0
+        for a, b in itertools.permutations(rows, 2):
+            held = covers(a, b)
+            if held is not None:
+                checked += 1
+                mine += held
+        pairs += checked
+        covering += mine
+        value, i2, outcome = pooled(rows)
+        cells = " | ".join(f"{r['verdict']}: {show(r)}" for r in rows)
+        cover = f"{mine}/{checked}" if checked else "-"
+        print(f"| {claim} | {cells} | {value} | {i2} | {outcome} | {cover} |")
     print(f"\nverdicts flipping between reproduced and not_reproduced: {flips or 'none'}")
-    print(f"claims whose CIs cover the other run's estimate: {covering} of {checked}")
+    share = f" ({covering / pairs:.0%})" if pairs else ""
+    print(f"run pairs (a, b) where a's CI covers b's value: {covering} of {pairs}{share}")
 
 
 if __name__ == "__main__":

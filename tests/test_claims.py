@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from blockbench import articles, claim_rules, claims, claims_report, resampling
+from blockbench import articles, claim_rules, claims_report, resampling, verdicts
 from blockbench.aggregate import cells, measurements, raw_files, speedups
 from blockbench.registry import WORKLOADS
 
@@ -111,7 +111,7 @@ def judged(rows, *parts):
         "article": "a",
         "parts": list(parts),
     }
-    table, per_part = claims.evaluate(df, proc, [claim]), claims.claim_ratios(df, proc, [claim])
+    table, per_part = verdicts.judge(df, proc, [claim])
     return table, per_part, claims_report.to_markdown(table, per_part, [claim])
 
 

@@ -15,7 +15,7 @@ import psutil
 import pytest
 from conftest import run_measure
 
-from blockbench import aggregate, claims, cores
+from blockbench import aggregate, cores, verdicts
 from blockbench.measure import host_lock
 from blockbench.results_io import validate, write_json_atomic
 
@@ -256,7 +256,7 @@ def test_a_a_the_same_cell_measured_twice_is_not_judged_different(tmp_path):
     for group in splits:
         split = proc.assign(impl=proc["repeat"].map(lambda r, g=group: "numpy_b" * (r in g)))
         split["impl"] = split["impl"].replace("", "numpy")
-        result = claims.evaluate(aggregate.cells(split), split, [{**claim, "parts": [part]}])
+        result, _ = verdicts.judge(aggregate.cells(split), split, [{**claim, "parts": [part]}])
         r = result.iloc[0]
         covered += r["ci_low"] <= 1.0 <= r["ci_high"]
     assert covered >= 0.8 * len(splits), f"{covered} of {len(splits)} splits cover 1"

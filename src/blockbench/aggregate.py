@@ -127,6 +127,7 @@ def cell_columns(record: dict[str, Any], source: Path) -> dict[str, Any]:
         "check_passed": _get(record, "check", "passed"),
         "hostname": prov["host"]["hostname"],
         "cpu_model": prov["host"]["cpu_model"],
+        "host_cpus": prov["host"].get("cpu_count_logical"),
         "gpu_name": nvml.get("name"),
         "gpu_driver": nvml.get("driver"),
         "jax_version": prov["software"]["packages"].get("jax"),

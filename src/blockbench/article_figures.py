@@ -3,7 +3,8 @@
 A reader who knows an article should find its figure here, with this run's value (and 95% CI)
 on the same row, so nothing has to be mapped back by hand. Rows are the article's cases;
 each run (each machine of a merged run) is its own colour; a case a run could not measure
-keeps its row, labelled with the reason ("not run: no GPU"), and is never dropped.
+keeps its row, labelled with the reason ("not run: no GPU"), and is never dropped. Runs on
+the same kind of machine are also shown pooled (black squares: blockbench.pooling).
 """
 
 import math
@@ -22,9 +23,12 @@ from matplotlib.transforms import blended_transform_factory
 from blockbench import resampling
 from blockbench.articles import Articles, Figure, Source
 from blockbench.claims import Missing, RunView, choose_size, growth_fit, ratio_at
+from blockbench.pooling import pool_groups
+from blockbench.random_effects import pool, se_of
 from blockbench.spec import PHASE_WORDS
 
 ARTICLE_COLOR = "0.2"
+POOLED_COLOR = "black"
 WIDTH = 3.5  # inches: one column of a two-column paper
 FONT = 7
 IMPL_WORDS = {
@@ -56,6 +60,7 @@ class Point:
     low: float | None = None
     high: float | None = None
     note: str = ""  # "at 2000 (article 5000)", or "not run: no GPU"
+    df: float = math.inf  # degrees of freedom of the CI (processes - 1)
 
 
 @dataclass(frozen=True)
@@ -101,7 +106,7 @@ def time_point(view: RunView, cell: dict[str, Any]) -> Point:
         return Point(note=not_run(view, term))
     value, reps = view.replicates([term], size)
     low, high = resampling.interval(reps)
-    return Point(value, low, high, _at(size, cell["size"]))
+    return Point(value, low, high, _at(size, cell["size"]), view.process_df([term], size))
 
 
 def ratio_point(view: RunView, num: dict[str, Any], den: dict[str, Any]) -> Point:
@@ -114,7 +119,30 @@ def ratio_point(view: RunView, num: dict[str, Any], den: dict[str, Any]) -> Poin
         missing = [t for t in terms if not view.sizes_ok(t)] or terms
         return Point(note=not_run(view, missing[-1]))
     low, high = resampling.interval(got.replicates)
-    return Point(got.value, low, high, _at(size, num["size"]))
+    return Point(got.value, low, high, _at(size, num["size"]), got.df)
+
+
+def pooled_point(points: list[Point]) -> Point:
+    """Runs' points of one row pooled on the log scale (random effects, modified
+    Knapp-Hartung); only where at least two runs measured it at the same size."""
+    got = [p for p in points if p.value is not None and p.low is not None and p.low > 0]
+    if len(got) < 2 or len({p.note for p in got}) > 1:
+        return Point(note="not pooled")
+    se = [se_of(math.log(p.low), math.log(p.high), p.df) for p in got]
+    r = pool([math.log(p.value) for p in got], se)
+    return Point(math.exp(r.estimate), math.exp(r.low), math.exp(r.high), got[0].note)
+
+
+def pooled_label(members: list[RunView]) -> str:
+    return "pooled: " + ", ".join(v.run_label for v in members)
+
+
+def add_pooled(rows: list[Row], views: list[RunView]) -> None:
+    """Each group of runs on the same hardware as one more series of every row."""
+    for members in pool_groups(views):
+        for row in rows:
+            mine = [row.points[v.run_label] for v in members if v.run_label in row.points]
+            row.points[pooled_label(members)] = pooled_point(mine)
 
 
 def machine(view: RunView) -> str:
@@ -131,8 +159,12 @@ def machine(view: RunView) -> str:
 
 
 def _series_colors(views: list[RunView]) -> dict[str, Any]:
+    """A colour per run, then black for each pool of runs."""
     palette = sns.color_palette("colorblind", max(3, len(views)))
-    return {v.run_label: palette[i] for i, v in enumerate(views)}
+    colors = {v.run_label: palette[i] for i, v in enumerate(views)}
+    for members in pool_groups(views):
+        colors[pooled_label(members)] = POOLED_COLOR
+    return colors
 
 
 def _aside(ax: plt.Axes, y: float, text: str, color: Any) -> None:
@@ -162,7 +194,8 @@ def _dot_panel(
                 _aside(ax, yr, p.note, color)
                 continue
             xerr = [[p.value - p.low], [p.high - p.value]] if p.low is not None else None
-            ax.errorbar(p.value, yr, xerr=xerr, fmt="o", color=color, ms=3.5, capsize=2, lw=1)
+            marker = "s" if run.startswith("pooled: ") else "o"
+            ax.errorbar(p.value, yr, xerr=xerr, fmt=marker, color=color, ms=3.5, capsize=2, lw=1)
             values += [p.value, p.low or p.value, p.high or p.value]
             if p.note:
                 ax.annotate(
@@ -199,6 +232,12 @@ def _legend(
     for v in views:
         handles.append(Line2D([], [], marker="o", ls="-", color=colors[v.run_label], ms=3.5))
         labels.append(machine(v) + ", 95% CI")
+    for members in pool_groups(views):
+        handles.append(Line2D([], [], marker="s", ls="-", color=POOLED_COLOR, ms=3.5))
+        labels.append(
+            f"{pooled_label(members)} (same machine kind; random effects, "
+            "modified Knapp-Hartung 95% CI)"
+        )
     for handle, label in extra:
         handles.append(handle)
         labels.append(label)
@@ -270,8 +309,10 @@ def _compose(
 ) -> tuple[plt.Figure, list[plt.Axes]]:
     """The source's dot panels stacked (and its compile-growth panel last), its title above,
     and one legend below naming the article's hardware and each run's machine."""
+    for panel in panels:
+        add_pooled(panel.rows, views)
     colors = _series_colors(views)
-    series = len(views) + 1
+    series = len(colors) + 1
     heights = [len(p.rows) for p in panels] + ([8] if growth else [])
     fig, axes = _figure(heights, series, series + (len(views) + 1 if growth else 0))
     for ax, panel in zip(axes, panels, strict=False):

@@ -6,8 +6,10 @@ A claim has parts; each part is one of
 - `growth`: the exponent of a phase's time against the workload's amount of work;
 - `check`: every named cell matched the float64 reference (and published values, if any).
 Every measured value carries a 95% CI from the cells' bootstrap replicates
-(blockbench.resampling), and a part `holds` when its whole CI satisfies its rule, `fails`
-when none of it does, and is `inconclusive` when the CI straddles the rule's boundary.
+(blockbench.resampling), widened by the between-run variance stored for the run's kind of
+machine where a study exists (blockbench.floors, blockbench.random_effects), and a part
+`holds` when its whole CI satisfies its rule, `fails` when none of it does, and is
+`inconclusive` when the CI straddles the rule's boundary.
 A part's `size` is the article's; measured at another size, its outcome is only
 indicative. The claim is `not_reproduced` when a part fails at the article's setup,
 `not_run` when a part could not be measured (with the cells' own reason), `reproduced` when
@@ -15,7 +17,7 @@ every part holds at the article's setup, and `inconclusive` otherwise.
 """
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -24,6 +26,8 @@ import pandas as pd
 from blockbench import resampling
 from blockbench.aggregate import CELL, replicate_key
 from blockbench.claim_rules import FAILS, HOLDS, INCONCLUSIVE, decide
+from blockbench.floors import Kind, Study, kind_of
+from blockbench.random_effects import Between, se_of, widen
 
 REPRODUCED, NOT_REPRODUCED, NOT_RUN = "reproduced", "not_reproduced", "not_run"
 VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_RUN)
@@ -50,6 +54,24 @@ class PartResult:
     warnings: list[str] = field(default_factory=list)
     # what the kernel said of the samples behind the value (disturbed, slow mode)
     samples: list[str] = field(default_factory=list)
+    # the scale its uncertainty is modelled on: "log" (a ratio) or "linear" (an exponent)
+    scale: str = "log"
+    df: float = math.inf  # degrees of freedom of this run's own interval
+    run_low: float | None = None  # this run's own interval, before any between-run term
+    run_high: float | None = None
+    between: Between | None = None  # the between-run variance added (None: none known)
+
+    def on_scale(self, x: float) -> float:
+        return on_scale(x, self.scale)
+
+    def from_scale(self, x: float) -> float:
+        return from_scale(x, self.scale)
+
+    @property
+    def se(self) -> float | None:
+        """This run's own standard error on the analysis scale (from its own interval)."""
+        got = scaled(self.measured, self.run_low, self.run_high, self.df, self.scale)
+        return None if got is None else got[1]
 
     @property
     def indicative(self) -> bool:
@@ -69,6 +91,25 @@ class PartResult:
         if self.indicative:
             return f"measured at {self.size} (article {self.article_size})"
         return f"article's setup ({self.size})"
+
+
+def on_scale(x: float, scale: str) -> float:
+    """A ratio's log, an exponent as it is: where a run's error is modelled as normal."""
+    return math.log(x) if scale == "log" else x
+
+
+def from_scale(x: float, scale: str) -> float:
+    return math.exp(x) if scale == "log" else x
+
+
+def scaled(value: Any, low: Any, high: Any, df: Any, scale: str) -> tuple[float, float] | None:
+    """(estimate, standard error) on the analysis scale from a value and its own t interval
+    with `df`; None where there is no usable interval."""
+    if any(x is None or pd.isna(x) for x in (value, low, high, df)):
+        return None
+    if scale == "log" and min(value, low, high) <= 0:
+        return None
+    return on_scale(value, scale), se_of(on_scale(low, scale), on_scale(high, scale), df)
 
 
 class Missing(Exception):
@@ -111,7 +152,13 @@ class RunView:
     """The cells of one run label, with their processes for resampling, and lookups that
     explain what is missing."""
 
-    def __init__(self, cells: pd.DataFrame, processes: pd.DataFrame, run_label: str):
+    def __init__(
+        self,
+        cells: pd.DataFrame,
+        processes: pd.DataFrame,
+        run_label: str,
+        studies: dict[Kind, Study] | None = None,
+    ):
         self.run_label = run_label
         self.df = cells[cells["run_label"] == run_label]
         mine = processes[processes["run_label"] == run_label]
@@ -120,11 +167,36 @@ class RunView:
             for key, g in mine[mine["phase"].notna()].groupby([*CELL, "phase"])
         }
         self.devices = set(self.df["device"])  # requested in this run, present or not
+        self.kind = kind_of(self.df) if "cpu_model" in self.df else None
+        # the between-run study of this kind of machine, if one was made
+        self.study = (studies or {}).get(self.kind) if self.kind else None
 
     @classmethod
-    def each(cls, cells: pd.DataFrame, processes: pd.DataFrame) -> list["RunView"]:
+    def each(
+        cls,
+        cells: pd.DataFrame,
+        processes: pd.DataFrame,
+        studies: dict[Kind, Study] | None = None,
+    ) -> list["RunView"]:
         """One view per run label: claims are judged run by run."""
-        return [cls(cells, processes, label) for label in sorted(cells["run_label"].unique())]
+        return [
+            cls(cells, processes, label, studies) for label in sorted(cells["run_label"].unique())
+        ]
+
+    @property
+    def pool_key(self) -> tuple | None:
+        """Runs that may be pooled share this: the kind of machine and the JAX release
+        (None: the kind is unknown, so the run stands alone)."""
+        if self.kind is None:
+            return None
+        versions = self.df["jax_version"].dropna() if "jax_version" in self.df else []
+        return (self.kind, tuple(sorted(set(versions))))
+
+    def process_df(self, terms: list[dict[str, Any]], size: int) -> float:
+        """Degrees of freedom of an interval over the processes the terms share (their
+        count - 1); with one process, its samples (a normal approximation)."""
+        count = min(len(self.processes_of(t, size)) for t in terms)
+        return float(count - 1) if count > 1 else math.inf
 
     def _cell_rows(self, term: dict[str, Any], size: int | None = None) -> pd.DataFrame:
         d = self.df
@@ -255,6 +327,7 @@ class Measured:
     warnings: list[str]
     samples: list[str]
     how: str  # how num and den were paired, if they were
+    df: float  # of the interval of its replicates
 
 
 def ratio_at(view: RunView, part: dict[str, Any], size: int) -> Measured:
@@ -293,7 +366,14 @@ def ratio_at(view: RunView, part: dict[str, Any], size: int) -> Measured:
         paired = (n_value / d_value, n_reps / d_reps)
     value, reps = paired
     return Measured(
-        value, reps, models, min(counts), sorted(set(warnings)), list(dict.fromkeys(samples)), how
+        value,
+        reps,
+        models,
+        min(counts),
+        sorted(set(warnings)),
+        list(dict.fromkeys(samples)),
+        how,
+        view.process_df(num + den, size),
     )
 
 
@@ -304,7 +384,8 @@ def _result(
     passed: bool | None = None,
     **fields: Any,
 ) -> PartResult:
-    """A measured part: judged on the CI of its replicates, or on `passed` (checks)."""
+    """A measured part, judged on this run's CI of its replicates (blockbench.floors may
+    widen it later), or on `passed` (checks)."""
     if reps is None:
         low = high = None
         outcome = HOLDS if passed else FAILS
@@ -317,6 +398,8 @@ def _result(
         measured=float(value),
         ci_low=low,
         ci_high=high,
+        run_low=low,
+        run_high=high,
         article=part.get("article"),
         condition=part.get("holds_if", "every cell passes its check"),
         why=part.get("why", ""),
@@ -341,6 +424,7 @@ def eval_ratio(view: RunView, part: dict[str, Any]) -> PartResult:
         warnings=got.warnings,
         samples=got.samples,
         detail=got.how,
+        df=got.df,
     )
 
 
@@ -370,6 +454,8 @@ def eval_trend(view: RunView, part: dict[str, Any]) -> PartResult:
         detail=detail,
         n_min=min(m.n_min for m in each),
         warnings=sorted({w for m in each for w in m.warnings}),
+        scale="linear",
+        df=min(m.df for m in each),
     )
 
 
@@ -380,6 +466,7 @@ class Growth:
     rows: pd.DataFrame  # the cells fitted, by size: size, work, median_s, n_min, device_model
     exponent: float
     replicates: np.ndarray
+    df: float
 
 
 def growth_fit(view: RunView, term: dict[str, Any]) -> Growth:
@@ -398,7 +485,8 @@ def growth_fit(view: RunView, term: dict[str, Any]) -> Growth:
     reps = resampling.log_slope(
         work, np.column_stack([view.replicates([term], s)[1] for s in rows["size"]])
     )
-    return Growth(rows, slope, reps)
+    df = min(view.process_df([term], s) for s in rows["size"])
+    return Growth(rows, slope, reps, df)
 
 
 def eval_growth(view: RunView, part: dict[str, Any]) -> PartResult:
@@ -420,6 +508,8 @@ def eval_growth(view: RunView, part: dict[str, Any]) -> PartResult:
         detail=detail,
         n_min=int(rows["n_min"].min()),
         warnings=[f"{term['phase']} at {r.size}: {r.n_min} sample(s)" for r in few.itertuples()],
+        scale="linear",
+        df=fit.df,
     )
 
 
@@ -471,6 +561,22 @@ def evaluate_part(view: RunView, part: dict[str, Any]) -> PartResult:
         )
 
 
+def with_between(r: PartResult, between: Between | None) -> PartResult:
+    """The part judged again on its run's interval widened by a stored between-run variance
+    (random_effects.widen), the interval's shape on the analysis scale kept."""
+    se = r.se
+    if between is None or se is None or se <= 0:
+        return r
+    y = r.on_scale(r.measured)
+    low, high = r.on_scale(r.run_low), r.on_scale(r.run_high)
+    wide_low, wide_high, _ = widen(y, se, r.df, between)
+    stretch = (wide_high - wide_low) / (high - low)
+    low, high = r.from_scale(y - (y - low) * stretch), r.from_scale(y + (high - y) * stretch)
+    return replace(
+        r, ci_low=low, ci_high=high, outcome=decide(r.condition, low, high), between=between
+    )
+
+
 def verdict(parts: list[PartResult]) -> tuple[str, str]:
     """(verdict, reason): a failure at the article's setup refutes; anything unmeasured
     leaves the claim open; reproduced needs every part to hold at the article's setup."""
@@ -479,7 +585,7 @@ def verdict(parts: list[PartResult]) -> tuple[str, str]:
     open_ = [p for p in parts if p.outcome == INCONCLUSIVE or p.indicative]
     if failed:
         return NOT_REPRODUCED, "; ".join(
-            f"{p.name} fails: {_ci(p)} is outside {p.condition}" for p in failed
+            f"{p.name} fails: {part_ci(p)} is outside {p.condition}" for p in failed
         )
     if missing:
         held = [p.name for p in parts if p.outcome == HOLDS]
@@ -490,14 +596,14 @@ def verdict(parts: list[PartResult]) -> tuple[str, str]:
     return REPRODUCED, ""
 
 
-def _ci(p: PartResult) -> str:
+def part_ci(p: PartResult) -> str:
     return value_ci(p.measured, p.ci_low, p.ci_high)
 
 
 def _undecided(p: PartResult) -> str:
     if p.indicative:
         return f"{p.name} {p.outcome} but was {p.setup}: indicative only"
-    return f"{p.name}: its 95% CI {_ci(p)} straddles the rule {p.condition}"
+    return f"{p.name}: its 95% CI {part_ci(p)} straddles the rule {p.condition}"
 
 
 def fmt(x: float | None) -> str:
@@ -515,122 +621,3 @@ def value_ci(value: Any, low: Any, high: Any) -> str:
 
 def _missing(x: Any) -> bool:
     return x is None or (isinstance(x, float) and pd.isna(x))
-
-
-def evaluate(
-    cells: pd.DataFrame, processes: pd.DataFrame, claims: list[dict[str, Any]]
-) -> pd.DataFrame:
-    """One row per (run label, claim); the first part's figures are the headline."""
-    rows = []
-    for view in RunView.each(cells, processes):
-        for claim in claims:
-            parts = [evaluate_part(view, p) for p in claim["parts"]]
-            verdict_, reason = verdict(parts)
-            head = parts[0]
-            rows.append(
-                {
-                    "run_label": view.run_label,
-                    "claim_id": claim["id"],
-                    "slug": claim["slug"],
-                    "source": claim["source"],
-                    "verdict": verdict_,
-                    "measured": head.measured,
-                    "ci_low": head.ci_low,
-                    "ci_high": head.ci_high,
-                    "article": head.article,
-                    "metric": head.name,
-                    "condition": head.condition,
-                    "why": head.why,
-                    "device": "+".join(sorted(set().union(*(p.devices for p in parts))))
-                    or "+".join(sorted(claim.get("devices", []))),
-                    "device_model": "; ".join(sorted(set().union(*(p.models for p in parts)))),
-                    "size": head.size,
-                    "article_size": head.article_size,
-                    "setup": head.setup,
-                    "n_min": min((p.n_min for p in parts if p.n_min is not None), default=None),
-                    "parts": " | ".join(
-                        f"{p.name}: {_ci(p) or '-'} vs article {fmt(p.article) or '-'}"
-                        f" [{p.condition}] -> {p.outcome}"
-                        + (f", {p.setup}" if p.setup else "")
-                        + (f" ({p.detail})" if p.detail else "")
-                        for p in parts
-                    ),
-                    "warnings": "; ".join(w for p in parts for w in p.warnings),
-                    "samples": "; ".join(dict.fromkeys(s for p in parts for s in p.samples)),
-                    "note": "; ".join(x for x in (reason, claim.get("note", "")) if x),
-                    "statement": claim["statement"],
-                    "article_figures": claim["article"],
-                }
-            )
-    table = pd.DataFrame(rows)
-    if not table.empty:
-        table["other_runs"] = disagreements(table)
-    return table
-
-
-def covers_each_other(a: Any, b: Any) -> bool | None:
-    """Whether each of two measurements' 95% CIs holds the other's value (None: a CI is
-    missing). Two runs of one setup that fail this differ by more than either run's CI
-    says, so neither CI can be quoted as the uncertainty of the setup."""
-    if any(pd.isna(r.ci_low) or pd.isna(r.ci_high) for r in (a, b)):
-        return None
-    return bool(a.ci_low <= b.measured <= a.ci_high and b.ci_low <= a.measured <= b.ci_high)
-
-
-def disagreements(table: pd.DataFrame) -> pd.Series:
-    """Per row of the claims table: where another run on the same hardware (the same device
-    models) measured the same claim outside this run's CI, or reached another verdict, say
-    so. A run's CI holds its processes' spread, not what changes between runs (the
-    machine's state on another day), and merged runs are where that shows."""
-    notes = pd.Series("", index=table.index, dtype=object)
-    measured = table[table["device_model"].fillna("") != ""]
-    for _, same in measured.groupby(["claim_id", "device_model"]):
-        for i, a in same.iterrows():
-            said = []
-            for _, b in same.drop(index=i).iterrows():
-                differ = covers_each_other(a, b) is False
-                if differ or a["verdict"] != b["verdict"]:
-                    value = value_ci(b["measured"], b["ci_low"], b["ci_high"]) or "-"
-                    said.append(
-                        f"run {b['run_label']} on the same hardware measured {value} "
-                        f"({b['verdict']})"
-                        + (": each run's value lies outside the other's CI" if differ else "")
-                    )
-            notes[i] = "; ".join(said)
-    return notes
-
-
-def claim_ratios(
-    cells: pd.DataFrame, processes: pd.DataFrame, claims: list[dict[str, Any]]
-) -> pd.DataFrame:
-    """Every part of every claim as a row: value, CI, setup and outcome."""
-    rows = []
-    for view in RunView.each(cells, processes):
-        for claim in claims:
-            for part in claim["parts"]:
-                r = evaluate_part(view, part)
-                rows.append(
-                    {
-                        "run_label": view.run_label,
-                        "claim_id": claim["id"],
-                        "part": r.name,
-                        "kind": part.get("kind", "ratio"),
-                        "size": r.size,
-                        "article_size": r.article_size,
-                        "indicative": r.indicative,
-                        "setup": r.setup,
-                        "measured": r.measured,
-                        "ci_low": r.ci_low,
-                        "ci_high": r.ci_high,
-                        "article": r.article,
-                        "condition": r.condition,
-                        "why": r.why,
-                        "outcome": r.outcome,
-                        "n_min": r.n_min,
-                        "code": r.code,
-                        "warnings": "; ".join(r.warnings),
-                        "samples": "; ".join(r.samples),
-                        "detail": r.detail,
-                    }
-                )
-    return pd.DataFrame(rows)

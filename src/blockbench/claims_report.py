@@ -13,7 +13,9 @@ from blockbench.claims import fmt, value_ci
 
 LEGEND = (
     "Every value is shown with its 95% confidence interval (a bootstrap over the worker "
-    "processes that measured each cell, and over their samples). A part **holds** when its "
+    "processes that measured each cell, and over their samples), widened by the variance "
+    "between runs where a study of the machine's kind measured it (each run says whether "
+    "its intervals include it). A part **holds** when its "
     "whole interval satisfies its rule, **fails** when none of it does, and is "
     "**inconclusive** when the interval straddles the rule. A claim is **reproduced** when "
     "every part holds at the article's setup, **not_reproduced** when a part fails at the "
@@ -83,6 +85,76 @@ OTHER_RUNS = (
 )
 
 
+POOLED = (
+    "Runs on the same kind of machine (and JAX release) pooled into one estimate per claim: "
+    "random-effects weights and the modified Knapp-Hartung 95% interval, which holds the "
+    "spread between the runs as well as each run's own. Q is Cochran's heterogeneity "
+    "statistic, I^2 the share of the spread between runs that their own intervals do not "
+    "explain, tau the between-run standard deviation (of the log ratio, or of an exponent). "
+    "Runs on different hardware are never pooled."
+)
+
+
+def pools(table: pd.DataFrame) -> list[tuple[list[str], pd.DataFrame]]:
+    """Each group of pooled runs (their labels) with its rows, one per claim."""
+    if "runs_pooled" not in table:
+        return []
+    pooled = table[table["runs_pooled"].fillna(1) > 1]
+    out = []
+    for runs, group in pooled.groupby(pooled["pool"], sort=True):
+        first = group.drop_duplicates("claim_id")
+        out.append((runs.split(" "), first))
+    return out
+
+
+def _pooled_rows(
+    table: pd.DataFrame, runs: list[str], rows: pd.DataFrame, code: str
+) -> list[list[str]]:
+    """Header and one row per claim: the pooled figures, then each run's own. `code` is
+    the markup's inline-code quote (` in Markdown, `` in reStructuredText)."""
+    out = [["claim", "pooled verdict", "pooled [95% CI]", "Q", "I^2", "tau"]]
+    out[0] += [f"run {r}" for r in runs]
+    for r in rows.itertuples():
+        each = []
+        for label in runs:
+            mine = table[(table["run_label"] == label) & (table["claim_id"] == r.claim_id)]
+            m = mine.iloc[0]
+            each.append(f"{value_ci(m.measured, m.ci_low, m.ci_high) or EMPTY} ({m.verdict})")
+        out.append(
+            [
+                f"{r.claim_id} {code}{r.slug}{code}",
+                f"**{r.pooled_verdict}**",
+                value_ci(r.pooled_value, r.pooled_ci_low, r.pooled_ci_high) or EMPTY,
+                fmt(r.q) or EMPTY,
+                EMPTY if pd.isna(r.i2) else f"{r.i2:.0%}",
+                fmt(r.tau) or EMPTY,
+                *each,
+            ]
+        )
+    return out
+
+
+def _markdown_table(rows: list[list[str]]) -> list[str]:
+    head, *body = rows
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    return lines + ["| " + " | ".join(_cell(c) for c in row) + " |" for row in body]
+
+
+def _rst_table(rows: list[list[str]]) -> list[str]:
+    lines = [".. list-table::", "   :header-rows: 1", ""]
+    for row in rows:
+        lines += [f"   * - {row[0]}", *(f"     - {c}" for c in row[1:])]
+    return lines
+
+
+def _between(runs: pd.DataFrame) -> list[str]:
+    """What this run's intervals cover (the between-run study, or this run only)."""
+    if "between_run" not in runs:
+        return []
+    said = sorted(set(runs["between_run"].dropna()))
+    return [f"Intervals: {'; '.join(said)}.", ""] if said else []
+
+
 def _listed(runs: pd.DataFrame, column: str) -> list[str]:
     """A bullet per claim with something in `column` (a column older tables may lack)."""
     if column not in runs:
@@ -103,6 +175,9 @@ def to_rst(table: pd.DataFrame, first: str = "") -> str:
     what the HTML report opens on."""
     labels = sorted(table["run_label"].unique(), key=lambda label: (label != first, label))
     out = []
+    for runs, rows in pools(table):
+        out += [f"**Pooled** over runs {', '.join(runs)}", "", POOLED, ""]
+        out += [*_rst_table(_pooled_rows(table, runs, rows, "``")), ""]
     for run_label in labels:
         out += [
             f"**Run** ``{run_label}``" + (" (this run)" if run_label == first else ""),
@@ -127,6 +202,7 @@ def to_rst(table: pd.DataFrame, first: str = "") -> str:
             ]
         out.append("")
         mine = table[table["run_label"] == run_label]
+        out += _between(mine)
         sampled = _listed(mine, "samples")
         if sampled:
             out += [SAMPLES, "", *sampled, ""]
@@ -138,8 +214,11 @@ def to_rst(table: pd.DataFrame, first: str = "") -> str:
 
 def to_markdown(table: pd.DataFrame, parts: pd.DataFrame, claims: list[dict[str, Any]]) -> str:
     lines = ["# Claims: reproduced or not", "", LEGEND, ""]
+    for runs, rows in pools(table):
+        lines += [f"## Runs pooled: {', '.join(f'`{r}`' for r in runs)}", "", POOLED, ""]
+        lines += [*_markdown_table(_pooled_rows(table, runs, rows, "`")), ""]
     for run_label, runs in table.groupby("run_label", sort=True):
-        lines += [f"## Run `{run_label}`", "", *_verdicts(runs), ""]
+        lines += [f"## Run `{run_label}`", "", *_between(runs), *_verdicts(runs), ""]
         lines += ["### Every part, at the setup it was measured", ""]
         lines += [*_parts(parts[parts["run_label"] == run_label]), ""]
         warned = runs[runs["warnings"].fillna("") != ""]

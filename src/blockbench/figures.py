@@ -5,7 +5,7 @@ span decades (microsecond dispatches, second-long compiles), so time axes are lo
 """
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +17,10 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.ticker import LogFormatter, NullFormatter
 
-from blockbench import aggregate, article_figures, claim_rules, claims
+from blockbench import aggregate, article_figures, claim_rules, claims, verdicts
 from blockbench.articles import Articles
 from blockbench.articles import load as load_articles
+from blockbench.floors import Kind, Study, read_studies
 from blockbench.registry import WORKLOADS
 from blockbench.spec import PHASE_WORDS, PHASES
 
@@ -37,6 +38,7 @@ class Tables:
     processes: pd.DataFrame
     claims: list[dict[str, Any]]
     articles: Articles
+    studies: dict[Kind, Study] = field(default_factory=dict)  # between-run, by machine kind
 
 
 # Okabe-Ito colours (safe for colour-blind readers); indicative outcomes are lighter.
@@ -198,7 +200,7 @@ def phases(t: Tables) -> plt.Figure:
 
 def claims_figure(t: Tables) -> plt.Figure:
     """Article ratio against measured ratio; on the diagonal the article is matched exactly."""
-    parts = claims.claim_ratios(t.cells, t.processes, t.claims)
+    parts = verdicts.judge(t.cells, t.processes, t.claims, t.studies)[1]
     parts = parts[parts["measured"].notna() & parts["article"].notna() & (parts["kind"] == "ratio")]
     fig, ax = plt.subplots(figsize=(6.5, 6))
     if parts.empty:
@@ -272,6 +274,7 @@ def draw(
     claims_file: str | Path,
     articles_file: str | Path,
     outputs: Sequence[str | Path],
+    study_files: Sequence[str | Path] = (),
 ) -> None:
     sns.set_theme(style="whitegrid", context="paper")
     plt.rcParams["svg.fonttype"] = "none"  # text stays text: searchable, editable in a paper
@@ -282,6 +285,7 @@ def draw(
         pd.read_parquet(processes),
         claim_rules.load(claims_file, published),
         published,
+        read_studies(study_files),
     )
     fig = FIGURES[name](tables)
     for out in outputs:

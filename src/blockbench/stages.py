@@ -1,12 +1,14 @@
 """The workflow's stages as functions: what each Snakemake script calls, testable without it."""
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from blockbench import articles, claim_rules, claims, claims_report
+from blockbench import articles, claim_rules, claims, claims_report, verdicts
 from blockbench.aggregate import CELL, cells, processes, speedups, write_table
+from blockbench.floors import read_studies
 
 READABLE = [
     *CELL,
@@ -46,7 +48,8 @@ def build_tables(
     write_table(df, Path(out.csv))
     df.to_parquet(out.parquet, index=False)
     Path(out.md).write_text(df[READABLE].to_markdown(index=False, floatfmt=".4g") + "\n")
-    ratios = claims.claim_ratios(df, proc, read_claims(claims_file, articles_file))
+    # each run's own intervals: the claims stage adds the between-run term and pools
+    ratios = verdicts.judge(df, proc, read_claims(claims_file, articles_file))[1]
     table = pd.concat(
         [speedups(df).assign(kind="baseline"), ratios.assign(kind="claim")], ignore_index=True
     )
@@ -63,13 +66,13 @@ def build_claims(
     markdown: str | Path,
     rst: str | Path,
     this_run: str = "",
+    study_files: Sequence[str | Path] = (),
 ) -> pd.DataFrame:
     """Verdicts as CSV, as the Markdown report, and as the table the HTML report opens on."""
     claim_list = read_claims(claims_file, articles_file)
     df, proc = pd.read_parquet(measurements_file), pd.read_parquet(processes_file)
-    table = claims.evaluate(df, proc, claim_list)
+    table, parts = verdicts.judge(df, proc, claim_list, read_studies(study_files))
     write_table(table, Path(csv))
-    parts = claims.claim_ratios(df, proc, claim_list)
     Path(markdown).write_text(claims_report.to_markdown(table, parts, claim_list))
     Path(rst).write_text(claims_report.to_rst(table, first=this_run))
     for r in table.itertuples():

@@ -7,6 +7,7 @@ rule claims:
         processes="results/tables/processes.parquet",
         claims=config["claims"],
         articles=config["articles"],
+        studies=STUDIES,
     output:
         csv=report(
             "results/claims.csv",

@@ -3,6 +3,7 @@ from pathlib import Path
 
 from blockbench import cluster, design, figures, grid, orchestrator
 from blockbench.aggregate import raw_files
+from blockbench.floors import study_files
 from blockbench.sampling import per_process
 from blockbench.stages import read_claims
 
@@ -18,6 +19,8 @@ ORDER = design.order(PLAN, CLAIM_LIST, config["repeats"], config["seed"])
 RUN = config["run_label"]
 RAW = [cell.path(RUN, r) for cell in PLAN for r in range(config["repeats"])]
 MERGED = [str(p) for run in config["merge"] for p in raw_files(Path(run))]
+# Between-run studies (blockbench.floors): read by every stage that shows a claim's interval.
+STUDIES = study_files(config["between_run"])
 TABLES = expand(
     "results/tables/{name}.{ext}",
     name=["measurements", "speedups"],

@@ -7,6 +7,7 @@ rule figure:
         processes="results/tables/processes.parquet",
         claims=config["claims"],
         articles=config["articles"],
+        studies=STUDIES,
     output:
         png=report(
             "results/figures/{name}.png",

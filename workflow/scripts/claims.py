@@ -8,6 +8,7 @@ with jobs.logged(snakemake.log[0]):
         processes_file=snakemake.input.processes,
         claims_file=snakemake.input.claims,
         articles_file=snakemake.input.articles,
+        study_files=snakemake.input.studies,
         csv=snakemake.output.csv,
         markdown=snakemake.output.md,
         rst=snakemake.output.rst,

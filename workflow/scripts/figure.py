@@ -9,5 +9,6 @@ with jobs.logged(snakemake.log[0]):
         processes=snakemake.input.processes,
         claims_file=snakemake.input.claims,
         articles_file=snakemake.input.articles,
+        study_files=snakemake.input.studies,
         outputs=[snakemake.output.png, snakemake.output.svg],
     )
