@@ -3,37 +3,41 @@
 machine, written where the workflow reads it (config/between_run/<kind>.yaml).
 
     .venv/bin/python benchmarks/between_run_study.py RUN_RAW_DIR RUN_RAW_DIR ... [--out DIR]
+        [--claims-out DIR]
 
 Each RUN_RAW_DIR holds one run's raw JSON (`results/raw/<label>`, or a committed
 `results/reference/<label>/raw`), each run under its own run label. Runs made at different
 times (hours or days apart) are what the study is for: runs minutes apart share the
 machine's state and understate the variance. Every run must be of the same kind of machine.
+`--claims-out DIR` also writes the runs' claims (claims.csv, claims.md) judged with the new
+study and pooled into one estimate per claim.
 """
 
 import argparse
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
+
+import pandas as pd
 
 from blockbench import aggregate, stages, verdicts
+from blockbench.aggregate import write_table
 from blockbench.claims import scaled
+from blockbench.claims_report import to_markdown
 from blockbench.floors import Study, kind_of, study_path
 from blockbench.random_effects import reml
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def study(raw_dirs: list[Path], claims_file: Path, articles_file: Path) -> Study:
-    files = [f for d in raw_dirs for f in aggregate.raw_files(d)]
-    proc = aggregate.processes(files)
-    cells = aggregate.cells(proc)
+def study(cells: pd.DataFrame, proc: pd.DataFrame, claims: list[dict[str, Any]]) -> Study:
     kinds = {label: kind_of(g) for label, g in cells.groupby("run_label")}
     if len(kinds) < 2:
         sys.exit(f"a study needs at least 2 runs (run labels), got {sorted(kinds)}")
     if None in kinds.values() or len(set(kinds.values())) > 1:
         seen = {label: k.describe() if k else "unknown" for label, k in kinds.items()}
         sys.exit(f"the runs are not of one kind of machine: {seen}")
-    claims = stages.read_claims(claims_file, articles_file)
     parts = verdicts.judge(cells, proc, claims)[1]
     measured = parts[parts["run_ci_low"].notna() & parts["measured"].notna()]
     found = {}
@@ -66,11 +70,20 @@ def main() -> None:
     p.add_argument("--out", type=Path, default=ROOT / "config" / "between_run")
     p.add_argument("--claims", type=Path, default=ROOT / "config" / "claims.yaml")
     p.add_argument("--articles", type=Path, default=ROOT / "config" / "articles.yaml")
+    p.add_argument("--claims-out", type=Path, help="write the runs' claims, pooled, here")
     args = p.parse_args()
-    found = study(args.raw, args.claims, args.articles)
+    proc = aggregate.processes(f for d in args.raw for f in aggregate.raw_files(d))
+    cells = aggregate.cells(proc)
+    claims = stages.read_claims(args.claims, args.articles)
+    found = study(cells, proc, claims)
     path = study_path(args.out, found.kind)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(found.to_yaml())
+    if args.claims_out:
+        table, parts = verdicts.judge(cells, proc, claims, {found.kind: found})
+        args.claims_out.mkdir(parents=True, exist_ok=True)
+        write_table(table, args.claims_out / "claims.csv")
+        (args.claims_out / "claims.md").write_text(to_markdown(table, parts, claims))
     runs = len(found.runs)
     print(f"{path}: {len(found.parts)} parts from {runs} runs on {found.kind.describe()}")
     for (claim_id, name), b in sorted(found.parts.items()):

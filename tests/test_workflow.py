@@ -10,11 +10,14 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import psutil
 import pytest
 import yaml
 from tiny import TINY, workflow_copy
 
-from blockbench import aggregate, claims, cli_config, cores, figures, grid, stages
+from blockbench import aggregate, claims, cli_config, cores, figures, grid, provenance, stages
+from blockbench.floors import Kind, Study, study_path
+from blockbench.random_effects import Between
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
@@ -188,9 +191,18 @@ def test_default_profile_limits_measurements_to_one_per_host():
 
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
-    """The tiny grid, every workload and implementation, CPU and (absent) GPU, --cores 4."""
-    wf = workflow_copy(tmp_path_factory.mktemp("tiny"), {**TINY, "merge": ["reference/raw"]})
+    """The tiny grid, every workload and implementation, CPU and (absent) GPU, --cores 4,
+    with a between-run study of this machine's kind (and none of the merged run's)."""
+    config = {**TINY, "merge": ["reference/raw"], "between_run": "studies"}
+    wf = workflow_copy(tmp_path_factory.mktemp("tiny"), config)
     shutil.copytree(REFERENCE, wf / "reference/raw")  # a committed run, merged in
+    here = Kind(provenance.cpu_model(), psutil.cpu_count(logical=True))
+    study = Study(here, [{"label": "a"}, {"label": "b"}])
+    for claim in stages.read_claims(ROOT / "config/claims.yaml", ROOT / "config/articles.yaml"):
+        for part in claim["parts"]:
+            study.parts[(claim["id"], part["name"])] = Between(0.1**2, 2.0, 2)
+    study_path(wf / "studies", here).parent.mkdir()
+    study_path(wf / "studies", here).write_text(study.to_yaml())
     env_lock = {"BLOCKBENCH_LOCK": str(wf / "measure.lock")}
     run = subprocess.run(
         [*SNAKEMAKE, "--cores", "4", "--configfile", "tiny.yaml"],
@@ -231,6 +243,21 @@ def test_tiny_grid_produces_every_table_figure_and_claim(tiny_run):
     assert "D2" in (wf / "results/claims.md").read_text()
     # the merged reference run is judged next to this one, under its own label
     assert set(table["run_label"]) == {"tiny", "dev-2core-xeon"}
+    # this run's intervals include the study's between-run variance, the Xeon run's do not
+    said = table["between_run"].fillna("").groupby(table["run_label"]).agg(set)
+    assert said["tiny"] == {  # '': a claim with no interval (a check, or not run)
+        "includes between-run variance measured from 2 runs on this kind of machine",
+        "",
+    }
+    xeon = said["dev-2core-xeon"] - {""}
+    assert xeon and all(s.startswith("covers this run only: no between-run study") for s in xeon)
+    widened = table[(table["run_label"] == "tiny") & table["run_ci_low"].notna()]
+    assert not widened.empty and (widened["ci_low"] <= widened["run_ci_low"]).all()
+    assert (
+        widened["ci_high"] - widened["ci_low"] > widened["run_ci_high"] - widened["run_ci_low"]
+    ).any()
+    assert (table["runs_pooled"] == 1).all()  # different machines: never pooled
+    assert "Intervals: includes between-run variance" in (wf / "results/claims.md").read_text()
     assert len(table) == 2 * len(ids)
     # and drawn next to it in every article figure, with the GPU slots this run lacks named
     for source in "ABCD":

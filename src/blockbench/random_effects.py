@@ -104,13 +104,15 @@ def se_of(low: float, high: float, df: float) -> float:
 
 def widen(estimate: float, se: float, df: float, between: Between) -> tuple[float, float, float]:
     """(low, high, df) of `estimate` with its own variance se^2 (df) and the between-run
-    variance added; degrees of freedom by Welch-Satterthwaite."""
+    variance added; degrees of freedom by Welch-Satterthwaite. Never narrower than the run's
+    own interval: a well-known between-run term raises the degrees of freedom, and with 2 or
+    3 processes that alone could shrink the interval below what the run itself supports."""
     total = se**2 + between.tau2
     parts = se**4 / df if math.isfinite(df) and df > 0 else 0.0
     if between.tau2 > 0:
         parts += between.tau2**2 / between.df
     combined = total**2 / parts if parts > 0 else math.inf
-    half = _quantile(combined) * math.sqrt(total)
+    half = max(_quantile(combined) * math.sqrt(total), _quantile(df) * se)
     return estimate - half, estimate + half, combined
 
 

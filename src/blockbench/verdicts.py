@@ -36,13 +36,16 @@ class Pool:
 
 
 def between_note(view: RunView, parts: list[PartResult]) -> str:
-    """What a run's intervals cover, in the words claims.md and the report use."""
+    """What a run's intervals cover, in the words claims.md and the report use ('' where
+    the claim has no interval in this run: a check, or nothing measured)."""
+    if all(p.run_low is None for p in parts):
+        return ""
     if view.kind is None:
         return "covers this run only: its cells do not name their machine"
     if view.study is None:
         return f"covers this run only: no between-run study for {view.kind.describe()}"
     if not any(p.between is not None for p in parts):
-        return f"covers this run only: the study of {view.kind.describe()} has no such part"
+        return f"covers this run only: the study of {view.kind.describe()} lacks this claim"
     runs = len(view.study.runs)
     return f"includes between-run variance measured from {runs} runs on this kind of machine"
 
