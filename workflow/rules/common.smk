@@ -2,7 +2,7 @@
 from pathlib import Path
 
 from blockbench import cluster, design, figures, grid, orchestrator
-from blockbench.aggregate import raw_files
+from blockbench.results_io import raw_files
 from blockbench.sampling import per_process
 from blockbench.stages import read_claims
 
