@@ -27,7 +27,13 @@ from typing import Any
 import psutil
 
 from blockbench import cores, provenance
-from blockbench.results_io import SCHEMA_VERSION, read_json, validate, write_json_atomic
+from blockbench.results_io import (
+    SCHEMA_VERSION,
+    can_validate,
+    read_json,
+    validate,
+    write_json_atomic,
+)
 from blockbench.sampling import StopRule
 from blockbench.spec import DEVICES, EXIT_BAD_CELL, PHASES, CellSpec
 
@@ -157,6 +163,32 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "the node sees (a per-job /tmp would give each job a lock of its own)",
     )
     return p.parse_args(argv)
+
+
+def job_args(
+    cell: dict[str, Any],
+    repeat: int,
+    out: str | Path,
+    run_label: str,
+    params: dict[str, Any],
+) -> list[str]:
+    """The command line of one worker process of a cell, from the run's settings: the
+    workflow's measure job and the GPU kit (blockbench.gpu_kit) measure through this one.
+
+    `params`: budget_s, seed, matmul_precision, sampling (per process), phases (comma
+    separated, '' for all), threads, block, lock_dir (each may be empty)."""
+    args = [
+        *("--device", cell["device"], "--workload", cell["workload"], "--impl", cell["impl"]),
+        *("--size", str(cell["size"]), "--out", str(out), "--run-label", run_label),
+        *("--repeat", str(repeat), "--budget-s", str(params["budget_s"])),
+        *("--seed", str(params["seed"]), "--matmul-precision", params["matmul_precision"]),
+    ]
+    for key, value in params["sampling"].items():
+        args += [f"--{key.replace('_', '-')}", str(value)]
+    for key in ("phases", "threads", "block", "lock_dir"):
+        if params.get(key):
+            args += [f"--{'cluster-lock-dir' if key == 'lock_dir' else key}", str(params[key])]
+    return args
 
 
 def process_cpu() -> dict[int, tuple[float, float]]:
@@ -403,6 +435,7 @@ def main(argv: list[str] | None = None) -> int:
         "repeat": args.repeat,
         "block": args.block,
         "lock": str(lock),
+        "schema_validated": can_validate(),
     }
     record = {
         "schema_version": SCHEMA_VERSION,
@@ -415,7 +448,8 @@ def main(argv: list[str] | None = None) -> int:
         "finished_at": finished,
     }
     record["warnings"] = record["warnings"] + load_warnings(host_load)
-    validate(record)
+    if can_validate():
+        validate(record)
     write_json_atomic(args.out, record)
     steady = record["phases"].get("steady", {}).get("median_s")
     shown = f", steady median {steady:.3g} s" if steady is not None else ""
