@@ -4,6 +4,7 @@ The outcome of a cell is always a record, never an exception: a missing device, 
 out-of-memory, a wrong result or a crash inside JAX are results a reader must see.
 """
 
+import re
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -23,7 +24,12 @@ from blockbench.stats import SLOW_SHARE, choose_kept, kept_samples, slow_mode, s
 # Sample spread (IQR / median) above which a phase is flagged, as pyperf and
 # torch.utils.benchmark warn above 10%.
 UNSTABLE_SPREAD = 0.10
-OOM_MARKERS = ("resource_exhausted", "out of memory", "unable to allocate", "oom")
+# Out-of-memory as XLA, CUDA, cuBLAS and cuDNN word it: whole words, so that "room" or
+# "zoom" in a message is no out-of-memory.
+OOM_PATTERN = re.compile(
+    r"\b(resource_exhausted|out[ _]of[ _]memory|unable to allocate|oom"
+    r"|cublas_status_alloc_failed|cudnn_status_alloc_failed|cuda_error_out_of_memory)\b"
+)
 # Samples per process of a phase timed one call each (dispatch): its distribution has a
 # slow mode (a preempted Python thread) that 2-5 samples cannot show. Fewer where the calls
 # wait long for their result in between (sampling.SINGLE_CALL_WALL_S).
@@ -43,9 +49,10 @@ def resolve_device(name: str) -> Any:
 
 
 def classify(exc: BaseException) -> str:
-    """`oom` for any flavour of out-of-memory (host MemoryError, XLA RESOURCE_EXHAUSTED)."""
+    """`oom` for any flavour of out-of-memory (host MemoryError, XLA RESOURCE_EXHAUSTED, a
+    cuBLAS or cuDNN allocation failure)."""
     text = f"{type(exc).__name__} {exc}".lower()
-    if isinstance(exc, MemoryError) or any(m in text for m in OOM_MARKERS):
+    if isinstance(exc, MemoryError) or OOM_PATTERN.search(text):
         return "oom"
     return "error"
 
