@@ -3,7 +3,7 @@ with fakes where the GPU would be."""
 
 import pytest
 
-from blockbench import cell
+from blockbench import cell, provenance
 
 
 @pytest.mark.parametrize(
@@ -20,3 +20,16 @@ from blockbench import cell
 def test_out_of_memory_is_matched_by_whole_words_and_cublas_markers(message, status):
     """Review 7: a loose substring called "room" an out-of-memory; cuBLAS's was missed."""
     assert cell.classify(RuntimeError(message)) == status
+
+
+def test_a_copied_tree_without_git_takes_its_commit_from_the_environment(tmp_path, monkeypatch):
+    """Review 8: the device machine gets the working tree without .git."""
+    monkeypatch.setenv("BLOCKBENCH_GIT_COMMIT", "0123abcd")
+    assert provenance.git_commit(tmp_path) == {
+        "commit": "0123abcd",
+        "dirty": None,
+        "from": "BLOCKBENCH_GIT_COMMIT",
+    }
+    monkeypatch.delenv("BLOCKBENCH_GIT_COMMIT")
+    assert provenance.git_commit(tmp_path)["commit"] is None
+    assert provenance.git_commit()["commit"]  # a checkout still asks git

@@ -159,7 +159,9 @@ def slurm_granted(job_id: str, step_id: str | None) -> dict[str, Any]:
 
 
 def git_commit(root: Path = PROJECT_ROOT) -> dict[str, Any]:
-    """The project's commit and whether the tree had local changes when it ran."""
+    """The project's commit and whether the tree had local changes when it ran; where the
+    tree is a copy without git (a lent GPU machine gets the working tree, not .git), the
+    commit named by $BLOCKBENCH_GIT_COMMIT, its local changes unknown (`dirty`: None)."""
 
     def git(*args: str) -> str:
         return subprocess.run(
@@ -169,7 +171,12 @@ def git_commit(root: Path = PROJECT_ROOT) -> dict[str, Any]:
     try:
         return {"commit": git("rev-parse", "HEAD"), "dirty": bool(git("status", "--porcelain"))}
     except (OSError, subprocess.SubprocessError):
-        return {"commit": None, "dirty": None}
+        given = os.environ.get("BLOCKBENCH_GIT_COMMIT")
+        return {
+            "commit": given or None,
+            "dirty": None,
+            "from": "BLOCKBENCH_GIT_COMMIT" if given else None,
+        }
 
 
 def blas() -> dict[str, Any]:
