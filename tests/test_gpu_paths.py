@@ -3,7 +3,7 @@ with fakes where the GPU would be."""
 
 import pytest
 
-from blockbench import cell, provenance
+from blockbench import cell, measure, provenance
 
 
 @pytest.mark.parametrize(
@@ -33,3 +33,22 @@ def test_a_copied_tree_without_git_takes_its_commit_from_the_environment(tmp_pat
     monkeypatch.delenv("BLOCKBENCH_GIT_COMMIT")
     assert provenance.git_commit(tmp_path)["commit"] is None
     assert provenance.git_commit()["commit"]  # a checkout still asks git
+
+
+def test_gpu_cells_name_their_backend_and_cpu_cells_ignore_an_inherited_one(monkeypatch):
+    """Review 2: JAX_PLATFORMS set outright, so a failed CUDA start is loud, and an exported
+    JAX_PLATFORMS=cuda cannot make the NumPy baselines unavailable."""
+    monkeypatch.setenv("JAX_PLATFORMS", "cuda")
+    assert measure.worker_env("cpu", 2)["JAX_PLATFORMS"] == "cpu"
+    assert measure.worker_env("gpu", 2)["JAX_PLATFORMS"] == "cuda,cpu"
+
+
+def test_a_backend_that_fails_to_start_is_unavailable_with_its_reason(monkeypatch):
+    """Review 2: with the platform named, JAX raises the CUDA error; the cell keeps it."""
+
+    def failing(backend=None):
+        raise RuntimeError("Unable to initialize backend 'cuda': CUDA_ERROR_NO_DEVICE")
+
+    monkeypatch.setattr(cell.jax, "devices", failing)
+    with pytest.raises(cell.Unavailable, match=r"no gpu device: Unable to initialize.*NO_DEVICE"):
+        cell.resolve_device("gpu")

@@ -41,11 +41,16 @@ class Unavailable(Exception):
 
 
 def resolve_device(name: str) -> Any:
+    """The first device of the platform, or Unavailable with JAX's own reason: a backend
+    that failed to start (an old driver, a missing plugin) raises its error here."""
     try:
         return jax.devices(name)[0]
     except RuntimeError as exc:
-        seen = ", ".join(provenance.describe_device(d) for d in jax.devices())
-        raise Unavailable(f"no {name} device: JAX sees only {seen}") from exc
+        try:
+            seen = ", ".join(provenance.describe_device(d) for d in jax.devices())
+        except RuntimeError:
+            raise Unavailable(f"no {name} device: {exc}") from exc
+        raise Unavailable(f"no {name} device: JAX sees only {seen} ({exc})") from exc
 
 
 def classify(exc: BaseException) -> str:

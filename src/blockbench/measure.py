@@ -42,6 +42,9 @@ STDERR_TAIL = 2000
 # Share of the budget a worker may spend sampling; the rest is for the correctness check
 # and writing, so a slow cell ends with fewer samples (and says so), not with a kill.
 SAMPLING_SHARE = 0.85
+# What a cell's worker lets JAX start (the CPU beside an accelerator: cores.py and the
+# transfer guard use it).
+JAX_PLATFORMS = {"cpu": "cpu", "gpu": "cuda,cpu", "tpu": "tpu,cpu"}
 # Other processes' CPU use during a cell above which the cell is flagged (in cores).
 BUSY_HOST_CORES = 0.25
 
@@ -321,9 +324,11 @@ def worker_env(device: str, n_threads: int) -> dict[str, str]:
     env["BLOCKBENCH_PARENT_PID"] = str(os.getpid())
     # Snakemake exports its rule's `threads` (1) into these; NumPy must get the cell's cores.
     env.update(cores.thread_env(n_threads))
-    if device == "cpu":
-        # A CPU cell must not start a GPU backend that grabs memory and threads.
-        env.setdefault("JAX_PLATFORMS", "cpu")
+    # Set outright, never inherited: a CPU cell must not start a GPU backend that grabs
+    # memory and threads (nor fail on an exported JAX_PLATFORMS=cuda), and an accelerator
+    # cell must not fall back to the CPU quietly when its backend fails to start: named
+    # explicitly, JAX raises the backend's own error, which the cell records as its reason.
+    env["JAX_PLATFORMS"] = JAX_PLATFORMS[device]
     return env
 
 
