@@ -52,3 +52,12 @@ def test_a_backend_that_fails_to_start_is_unavailable_with_its_reason(monkeypatc
     monkeypatch.setattr(cell.jax, "devices", failing)
     with pytest.raises(cell.Unavailable, match=r"no gpu device: Unable to initialize.*NO_DEVICE"):
         cell.resolve_device("gpu")
+
+
+def test_thread_parity_is_flagged_on_cpu_cells_only():
+    """Review 10: a GPU cell's XLA CPU threads do not compute what is timed."""
+    phase = {"n": 5, "stop": "converged", "iqr_s": 0.0, "median_s": 1.0}
+    threads = {"parity": False, "n_cores": 16, "mismatch": "XLA 8"}
+    record = {"provenance": {"threads": threads}, "phases": {"steady": phase}}
+    assert any("thread parity" in w for w in cell.warnings(record, 2, "cpu"))
+    assert cell.warnings(record, 2, "gpu") == []

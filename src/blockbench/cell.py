@@ -183,11 +183,13 @@ def phase_plan(
     return [p for p in plan if wanted is None or p.name in wanted]
 
 
-def warnings(record: dict[str, Any], rule_min_samples: int) -> list[str]:
-    """What a reader must know before trusting the numbers (shown in tables and claims)."""
+def warnings(record: dict[str, Any], rule_min_samples: int, device: str = "cpu") -> list[str]:
+    """What a reader must know before trusting the numbers (shown in tables and claims).
+    Thread parity is a CPU cell's concern: on an accelerator XLA's CPU pool computes
+    nothing that is timed, so its size is recorded but not flagged."""
     out = []
     threads = record["provenance"].get("threads") or {}
-    if record["phases"] and threads and not threads["parity"]:
+    if device == "cpu" and record["phases"] and threads and not threads["parity"]:
         out.append(
             f"thread parity: the cell ran on {threads['n_cores']} core(s) but {threads['mismatch']}"
         )
@@ -289,5 +291,5 @@ def measure(spec: CellSpec, progress: Callable[[dict[str, Any]], None]) -> dict[
         "kernel_counters": probe.available,
         "isolation": record.pop("isolation", None),
     }
-    record["warnings"] = warnings(record, spec.rule.min_samples)
+    record["warnings"] = warnings(record, spec.rule.min_samples, spec.device)
     return record
