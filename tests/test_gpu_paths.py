@@ -61,3 +61,44 @@ def test_thread_parity_is_flagged_on_cpu_cells_only():
     record = {"provenance": {"threads": threads}, "phases": {"steady": phase}}
     assert any("thread parity" in w for w in cell.warnings(record, 2, "cpu"))
     assert cell.warnings(record, 2, "gpu") == []
+
+
+@pytest.mark.parametrize(
+    ("platform", "capability", "precision", "tf32_override", "computes"),
+    [
+        ("gpu", "9.0", "default", None, "tensorfloat32"),
+        ("gpu", "9.0", "highest", None, "float32"),
+        ("gpu", "9.0", "default", "0", "float32 (NVIDIA_TF32_OVERRIDE=0)"),
+        ("gpu", "7.5", "default", None, "float32 (no TF32 before compute capability 8.0)"),
+        ("cpu", None, "default", None, "float32"),
+        ("tpu", None, "default", None, "bfloat16"),
+    ],
+)
+def test_the_effective_float32_matmul_precision_is_recorded(
+    monkeypatch, platform, capability, precision, tf32_override, computes
+):
+    """Review 5: `default` means TF32 on an H100 (NumPy and the articles' T4: float32)."""
+    monkeypatch.delenv("NVIDIA_TF32_OVERRIDE", raising=False)
+    if tf32_override is not None:
+        monkeypatch.setenv("NVIDIA_TF32_OVERRIDE", tf32_override)
+    assert provenance.float32_matmul(platform, capability, precision) == computes
+    assert ("NVIDIA_TF32_OVERRIDE" in provenance.environment()) == (tf32_override is not None)
+
+
+def test_a_gpu_device_record_names_its_precision_and_model(monkeypatch):
+    """Reviews 5 and 11: the device record of a (fake) H100, NVML left out."""
+    monkeypatch.setattr(provenance, "nvml_gpu", lambda dev: {"name": "NVIDIA H100 80GB HBM3"})
+    info = provenance.device(FakeGpu())
+    assert info["float32_matmul"] == "tensorfloat32" and info["compute_capability"] == "9.0"
+    assert info["model"] == "NVIDIA H100 80GB HBM3"  # where aggregate.device_model reads it
+    assert info["memory_stats"]["peak_bytes_in_use"] == 7
+
+
+class FakeGpu:
+    """What provenance reads of a JAX CUDA device."""
+
+    platform, id, device_kind, compute_capability = "gpu", 0, "NVIDIA H100 80GB HBM3", "9.0"
+    client = None
+
+    def memory_stats(self) -> dict[str, int]:
+        return {"bytes_limit": 80, "bytes_in_use": 5, "peak_bytes_in_use": 7}

@@ -18,10 +18,11 @@ from typing import Any
 
 import psutil
 
-# Environment variables that change how fast JAX or NumPy run, or where they run.
+# Environment variables that change how fast JAX or NumPy run, or where they run (among
+# them NVIDIA_TF32_OVERRIDE, which turns TF32 off in cuBLAS whatever JAX asks).
 ENV_PATTERN = re.compile(
     r"^(XLA_.*|JAX_.*|TF_.*|OMP_.*|MKL_.*|OPENBLAS_.*|BLIS_.*|VECLIB_.*|NUMEXPR_.*"
-    r"|CUDA_VISIBLE_DEVICES|CUDA_DEVICE_ORDER|NVIDIA_VISIBLE_DEVICES|ROCR_VISIBLE_DEVICES"
+    r"|CUDA_.*|NVIDIA_.*|CUBLAS_.*|CUDNN_.*|ROCR_VISIBLE_DEVICES"
     r"|TPU_.*|GOMP_.*|KMP_.*)$"
 )
 # SLURM facts a reader needs to place a result: job, step, node, and the CPUs and GPUs it
@@ -261,12 +262,18 @@ def base() -> dict[str, Any]:
     }
 
 
+def matmul_precision() -> str:
+    import jax
+
+    return jax.config.jax_default_matmul_precision or "default"
+
+
 def jax_settings() -> dict[str, Any]:
     import jax
 
     return {
         "default_backend": _safe(jax.default_backend),
-        "matmul_precision": jax.config.jax_default_matmul_precision or "default",
+        "matmul_precision": matmul_precision(),
         "x64": bool(jax.config.jax_enable_x64),
         "compilation_cache": {
             "enabled": bool(jax.config.jax_enable_compilation_cache),
@@ -274,6 +281,23 @@ def jax_settings() -> dict[str, Any]:
         },
         "devices_seen": _safe(lambda: [describe_device(d) for d in jax.devices()]),
     }
+
+
+def float32_matmul(platform: str, compute_capability: str | None, precision: str) -> str:
+    """What a float32 matmul computes in: the articles' T4 and NumPy compute float32, but
+    XLA lets an Ampere or newer GPU (compute capability 8.0+) use TF32 at the `default`
+    precision (10-bit mantissa), unless NVIDIA_TF32_OVERRIDE=0 forbids it, and a TPU
+    uses one bfloat16 pass."""
+    if precision in ("highest", "float32") or platform == "cpu":
+        return "float32"
+    if precision == "bfloat16" or (platform == "tpu" and precision == "default"):
+        return "bfloat16"
+    if platform == "gpu" and os.environ.get("NVIDIA_TF32_OVERRIDE") == "0":
+        return "float32 (NVIDIA_TF32_OVERRIDE=0)"
+    major = int(str(compute_capability or "0").split(".")[0])
+    if platform == "gpu" and major < 8:
+        return "float32 (no TF32 before compute capability 8.0)"
+    return "tensorfloat32"
 
 
 def describe_device(dev: Any) -> str:
@@ -290,7 +314,13 @@ def device(dev: Any) -> dict[str, Any]:
         if isinstance(stats, dict):
             keys = ("bytes_limit", "bytes_in_use", "peak_bytes_in_use", "bytes_reservable_limit")
             info["memory_stats"] = {k: stats[k] for k in keys if k in stats}
+    info["float32_matmul"] = float32_matmul(
+        dev.platform,
+        getattr(dev, "compute_capability", None),
+        matmul_precision(),
+    )
     if dev.platform == "gpu":
+        info["compute_capability"] = getattr(dev, "compute_capability", None)
         info["nvml"] = _safe(nvml_gpu, getattr(dev, "local_hardware_id", None) or dev.id)
     return info
 
