@@ -1,9 +1,14 @@
 """The GPU paths, reviewed without a GPU (../shared/GPU_REVIEW.md): each fix, on the CPU,
 with fakes where the GPU would be."""
 
+import sys
+import types
+
 import pytest
 
 from blockbench import cell, measure, provenance
+from blockbench.sampling import StopRule
+from blockbench.spec import CellSpec
 
 
 @pytest.mark.parametrize(
@@ -87,7 +92,8 @@ def test_the_effective_float32_matmul_precision_is_recorded(
 
 def test_a_gpu_device_record_names_its_precision_and_model(monkeypatch):
     """Reviews 5 and 11: the device record of a (fake) H100, NVML left out."""
-    monkeypatch.setattr(provenance, "nvml_gpu", lambda dev: {"name": "NVIDIA H100 80GB HBM3"})
+    monkeypatch.setattr(provenance, "cuda_pci_bus_id", lambda ordinal: "0000:3B:00.0")
+    monkeypatch.setattr(provenance, "nvml_gpu", lambda bus_id: {"name": "NVIDIA H100 80GB HBM3"})
     info = provenance.device(FakeGpu())
     assert info["float32_matmul"] == "tensorfloat32" and info["compute_capability"] == "9.0"
     assert info["model"] == "NVIDIA H100 80GB HBM3"  # where aggregate.device_model reads it
@@ -102,3 +108,48 @@ class FakeGpu:
 
     def memory_stats(self) -> dict[str, int]:
         return {"bytes_limit": 80, "bytes_in_use": 5, "peak_bytes_in_use": 7}
+
+
+def test_nvml_reads_the_gpu_cuda_uses_by_its_pci_bus_id(monkeypatch):
+    """Review 3: NVML's index ignores CUDA_VISIBLE_DEVICES; the PCI bus id does not."""
+    asked = []
+    fake = types.SimpleNamespace(
+        nvmlInit=lambda: None,
+        nvmlShutdown=lambda: None,
+        nvmlDeviceGetHandleByIndex=lambda i: pytest.fail("NVML index used"),
+        nvmlDeviceGetHandleByPciBusId=lambda bus: asked.append(bus) or "h",
+        nvmlDeviceGetMemoryInfo=lambda h: types.SimpleNamespace(total=80, used=1),
+        nvmlDeviceGetName=lambda h: b"NVIDIA H100 80GB HBM3",
+        nvmlSystemGetDriverVersion=lambda: "580.65",
+        nvmlSystemGetCudaDriverVersion=lambda: 13000,
+        nvmlDeviceGetPciInfo=lambda h: types.SimpleNamespace(busId=b"00000000:3B:00.0"),
+        nvmlDeviceGetClockInfo=lambda h, kind: 1980,
+        nvmlDeviceGetMaxClockInfo=lambda h, kind: 1980,
+        nvmlDeviceGetTemperature=lambda h, kind: 40,
+        nvmlDeviceGetPowerUsage=lambda h: 350000,
+        nvmlDeviceGetCurrentClocksThrottleReasons=lambda h: 0,
+        NVML_CLOCK_SM=0,
+        NVML_CLOCK_MEM=1,
+        NVML_TEMPERATURE_GPU=0,
+    )
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    ordinals = []
+    monkeypatch.setattr(
+        provenance, "cuda_pci_bus_id", lambda n: ordinals.append(n) or "0000:3B:00.0"
+    )
+    gpu = FakeGpu()
+    gpu.id, gpu.local_hardware_id = 5, 0  # the first visible GPU of the process
+    nvml = provenance.device(gpu)["nvml"]
+    assert ordinals == [0] and asked == [b"0000:3B:00.0"]
+    assert nvml["name"] == "NVIDIA H100 80GB HBM3" and nvml["pci_bus_id"] == "00000000:3B:00.0"
+
+
+def test_device_state_is_read_again_after_the_phases(monkeypatch):
+    """Review 4: clocks, power and peak memory at cell start are idle values."""
+    reads = iter(range(1, 10))
+    monkeypatch.setattr(provenance, "device", lambda dev: {"read": next(reads), "model": "x"})
+    rule = StopRule(min_samples=2, min_time_s=0.0, max_time_s=0.02)
+    record = cell.measure(CellSpec("cpu", "selu", "jax_jit", 100, rule=rule), lambda p: None)
+    assert record["status"] == "ok", record["reason"]
+    assert record["provenance"]["device"]["read"] == 1
+    assert record["provenance"]["device_after"]["read"] == 2

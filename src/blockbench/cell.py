@@ -269,6 +269,9 @@ def measure(spec: CellSpec, progress: Callable[[dict[str, Any]], None]) -> dict[
             args = host_args if impl.host_inputs else jax.device_put(host_args, dev)
             out = harness.block(harness.jitted(impl)(*args))
             record["check"] = check_record(workload, impl, host_args, out, dev)
+            # clocks, power, temperature and peak memory at cell start are idle values: read
+            # them again once the device has worked (both kept)
+            record["provenance"]["device_after"] = provenance.device(dev)
         if not record["check"]["passed"]:
             record["status"] = "wrong_result"
             record["reason"] = wrong_result_reason(record["check"])

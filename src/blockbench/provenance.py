@@ -6,6 +6,7 @@ such, never a crash, because a result without its environment would be worse tha
 without, say, the GPU clock.
 """
 
+import ctypes
 import importlib.metadata
 import os
 import platform
@@ -319,27 +320,61 @@ def device(dev: Any) -> dict[str, Any]:
         getattr(dev, "compute_capability", None),
         matmul_precision(),
     )
+    if dev.platform != "cpu":
+        # the CUDA (or TPU runtime) version JAX's plugin runs with, as JAX reports it
+        info["platform_version"] = _safe(lambda: str(dev.client.platform_version))
     if dev.platform == "gpu":
         info["compute_capability"] = getattr(dev, "compute_capability", None)
-        info["nvml"] = _safe(nvml_gpu, getattr(dev, "local_hardware_id", None) or dev.id)
+        info["nvml"] = _safe(lambda: nvml_gpu(cuda_pci_bus_id(cuda_ordinal(dev))))
     return info
 
 
-def nvml_gpu(index: int) -> dict[str, Any]:
-    """Driver, memory and clocks of one NVIDIA GPU, read through NVML at measurement time."""
+def cuda_ordinal(dev: Any) -> int:
+    """The device's CUDA ordinal in this process (after CUDA_VISIBLE_DEVICES): JAX's local
+    hardware id, which is 0 for the first GPU (so not `or dev.id`)."""
+    local = getattr(dev, "local_hardware_id", None)
+    return dev.id if local is None else local
+
+
+def cuda_pci_bus_id(ordinal: int) -> str:
+    """The PCI bus id of CUDA device `ordinal`, from the CUDA driver. NVML counts every GPU
+    of the node in PCI order and ignores CUDA_VISIBLE_DEVICES, so its index would name
+    another GPU on a shared node (or one SLURM's ConstrainDevices forbids): the bus id
+    names the one CUDA, and so JAX, uses."""
+    cuda = ctypes.CDLL("libcuda.so.1")
+    handle, bus_id = ctypes.c_int(), ctypes.create_string_buffer(64)
+    for call, args in (
+        (cuda.cuInit, (0,)),
+        (cuda.cuDeviceGet, (ctypes.byref(handle), ordinal)),
+        (cuda.cuDeviceGetPCIBusId, (bus_id, len(bus_id), handle)),
+    ):
+        if (code := call(*args)) != 0:
+            raise OSError(f"CUDA driver error {code} in {call.__name__}")
+    return bus_id.value.decode()
+
+
+def _text(value: Any) -> Any:
+    """NVML strings: bytes in older bindings, str in newer ones."""
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def nvml_gpu(pci_bus_id: str) -> dict[str, Any]:
+    """Driver, memory and clocks of the NVIDIA GPU at `pci_bus_id`, read through NVML now
+    (at cell start, and again after the phases: blockbench.cell)."""
     import pynvml as nv
 
     nv.nvmlInit()
     try:
-        h = nv.nvmlDeviceGetHandleByIndex(index)
+        h = nv.nvmlDeviceGetHandleByPciBusId(pci_bus_id.encode())
         mem = nv.nvmlDeviceGetMemoryInfo(h)
         clock = nv.nvmlDeviceGetClockInfo
         max_clock = nv.nvmlDeviceGetMaxClockInfo
         return {
-            "name": nv.nvmlDeviceGetName(h),
-            "driver": nv.nvmlSystemGetDriverVersion(),
+            "name": _text(nv.nvmlDeviceGetName(h)),
+            "driver": _text(nv.nvmlSystemGetDriverVersion()),
             "cuda_driver": nv.nvmlSystemGetCudaDriverVersion(),
-            "pci_bus_id": nv.nvmlDeviceGetPciInfo(h).busId,
+            "pci_bus_id": _text(nv.nvmlDeviceGetPciInfo(h).busId),
+            "matched_by": f"CUDA's PCI bus id {pci_bus_id}",
             "memory_total_bytes": mem.total,
             "memory_used_bytes": mem.used,
             "clocks_mhz": {"sm": clock(h, nv.NVML_CLOCK_SM), "mem": clock(h, nv.NVML_CLOCK_MEM)},
