@@ -4,9 +4,10 @@ with fakes where the GPU would be."""
 import sys
 import types
 
+import numpy as np
 import pytest
 
-from blockbench import cell, measure, provenance
+from blockbench import cell, measure, provenance, registry
 from blockbench.sampling import StopRule
 from blockbench.spec import CellSpec
 
@@ -153,3 +154,20 @@ def test_device_state_is_read_again_after_the_phases(monkeypatch):
     assert record["status"] == "ok", record["reason"]
     assert record["provenance"]["device"]["read"] == 1
     assert record["provenance"]["device_after"]["read"] == 2
+
+
+@pytest.mark.parametrize("impl", ["jax_jit", "jax"])
+def test_an_accelerators_first_call_is_one_cold_call_before_any_compile(monkeypatch, impl):
+    """Review 1: XLA's autotuning survives jax.clear_caches(), so only the first compile of
+    a program in a process is cold; on the CPU the order and sampling stay as they were."""
+    monkeypatch.setattr(cell.jax, "device_put", lambda args, dev: args)
+    monkeypatch.setattr(cell.harness, "block", lambda tree: tree)
+    _, entry = registry.lookup("gpu", "matmul", impl, 8)
+    host = (np.ones((8, 8), np.float32),)
+    on_gpu = cell.phase_plan(entry, FakeGpu(), host)
+    assert on_gpu[1].name == "first_call" and on_gpu[1].once and on_gpu[1].note
+    on_cpu = cell.phase_plan(entry, types.SimpleNamespace(platform="cpu"), host)
+    names = [p.name for p in on_cpu]
+    assert not on_cpu[names.index("first_call")].once
+    if impl == "jax_jit":
+        assert names.index("compile") < names.index("first_call")

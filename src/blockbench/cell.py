@@ -144,8 +144,17 @@ class Phase:
     # one call per sample, warmed up, and at least SINGLE_CALL_SAMPLES of them (dispatch)
     single_call: bool = False
 
+    note: str = ""  # what a reader of the phase must know (kept in its record)
+
     def rule(self, rule: Any) -> Any:
         return replace(rule, max_samples=1) if self.once else rule
+
+
+# Why an accelerator's first call is one sample, measured first.
+COLD_FIRST_CALL = (
+    "one cold call per process, before any other compile of the program: XLA's GPU "
+    "autotuning results and loaded kernels survive jax.clear_caches(), so a later call is warm"
+)
 
 
 def phase_plan(
@@ -162,14 +171,25 @@ def phase_plan(
         args = host_args if impl.host_inputs else harness.block(jax.device_put(host_args, dev))
         call = harness.jitted(impl)
         output = cache(lambda: harness.output_of(call, args))
+        cold = dev.platform != "cpu"
+        first = Phase(
+            "first_call",
+            lambda: harness.first_call(impl, args),
+            calibrated=False,
+            once=cold,
+            note=COLD_FIRST_CALL if cold else "",
+        )
         plan = [Phase("host_to_device", lambda: harness.host_to_device(host_args, dev))]
+        if cold:
+            plan.append(first)
         if impl.style == "jit":
             plan += [
                 Phase("trace_lower", lambda: harness.trace_lower(impl.fn, args), calibrated=False),
                 Phase("compile", lambda: harness.compile_only(impl.fn, args), calibrated=False),
             ]
+        if not cold:
+            plan.append(first)
         plan += [
-            Phase("first_call", lambda: harness.first_call(impl, args), calibrated=False),
             Phase(
                 "dispatch",
                 lambda: harness.dispatch(call, args, output().wait),
@@ -265,6 +285,8 @@ def measure(spec: CellSpec, progress: Callable[[dict[str, Any]], None]) -> dict[
                         single_calls=SINGLE_CALL_SAMPLES if phase.single_call else 0,
                     )
                 record["phases"][phase.name] = phase_record(collected)
+                if phase.note:
+                    record["phases"][phase.name]["note"] = phase.note
             del record["current_phase"]
             args = host_args if impl.host_inputs else jax.device_put(host_args, dev)
             out = harness.block(harness.jitted(impl)(*args))
