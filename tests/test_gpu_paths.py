@@ -171,3 +171,15 @@ def test_an_accelerators_first_call_is_one_cold_call_before_any_compile(monkeypa
     assert not on_cpu[names.index("first_call")].once
     if impl == "jax_jit":
         assert names.index("compile") < names.index("first_call")
+
+
+def test_the_copy_b2_adds_up_is_the_two_arrays_test_d_sends(monkeypatch):
+    """Review 6: `jnp.dot(x_np, x_np.T)` copies x and its transposed view; timing one copy
+    of x would make test D look dearer than E plus its copy."""
+    sent = []
+    monkeypatch.setattr(cell.harness, "host_to_device", lambda args, dev: sent.append(args))
+    _, entry = registry.lookup("gpu", "matmul", "jax_numpy_input", 8)
+    x = np.arange(64, dtype=np.float32).reshape(8, 8)
+    [h2d] = cell.phase_plan(entry, FakeGpu(), (x,), ("host_to_device",))
+    h2d.build()
+    assert len(sent[0]) == 2 and np.array_equal(sent[0][1], x.T)

@@ -179,7 +179,8 @@ def phase_plan(
             once=cold,
             note=COLD_FIRST_CALL if cold else "",
         )
-        plan = [Phase("host_to_device", lambda: harness.host_to_device(host_args, dev))]
+        sent = impl.sends(host_args) if impl.sends else host_args
+        plan = [Phase("host_to_device", lambda: harness.host_to_device(sent, dev))]
         if cold:
             plan.append(first)
         if impl.style == "jit":
