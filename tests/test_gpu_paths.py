@@ -3,13 +3,17 @@ with fakes where the GPU would be."""
 
 import sys
 import types
+from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
-from blockbench import cell, measure, provenance, registry
+from blockbench import cell, grid, measure, provenance, registry
 from blockbench.sampling import StopRule
 from blockbench.spec import CellSpec
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize(
@@ -183,3 +187,11 @@ def test_the_copy_b2_adds_up_is_the_two_arrays_test_d_sends(monkeypatch):
     [h2d] = cell.phase_plan(entry, FakeGpu(), (x,), ("host_to_device",))
     h2d.build()
     assert len(sent[0]) == 2 and np.array_equal(sent[0][1], x.T)
+
+
+def test_a_gpu_run_of_the_default_grid_adds_only_claimed_gpu_cells():
+    """Review 9: a block's `devices` keeps stencil, grad and Source A's cells on the CPU."""
+    config = yaml.safe_load((ROOT / "config/config.yaml").read_text())
+    config["devices"] = ["cpu", "gpu"]
+    on_gpu = {c.workload for c in grid.plan(config) if c.device == "gpu"}
+    assert on_gpu == {"matmul", "selu"}

@@ -44,7 +44,7 @@ SLURM_KEYS = {
     "gpus_on_node": "SLURM_GPUS_ON_NODE",
     "cuda_visible_devices": "CUDA_VISIBLE_DEVICES",
 }
-PACKAGES = ("jax", "jaxlib", "numpy", "scipy", "blockbench")
+PACKAGES = ("jax", "jaxlib", "numpy", "scipy", "blockbench", "jsonschema")
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -97,6 +97,10 @@ def software() -> dict[str, Any]:
             versions[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
             versions[name] = None
+    for dist in importlib.metadata.distributions():  # the CUDA plugin and its PJRT runtime
+        name = (dist.metadata["Name"] or "").lower().replace("_", "-")
+        if name.startswith("jax-cuda"):
+            versions[name] = dist.version
     return {
         "python": sys.version.split()[0],
         "implementation": platform.python_implementation(),
