@@ -27,6 +27,7 @@ from blockbench.claims import scaled
 from blockbench.claims_report import to_markdown
 from blockbench.floors import Study, kind_of, study_path
 from blockbench.random_effects import reml
+from blockbench.results_io import raw_files
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -72,7 +73,7 @@ def main() -> None:
     p.add_argument("--articles", type=Path, default=ROOT / "config" / "articles.yaml")
     p.add_argument("--claims-out", type=Path, help="write the runs' claims, pooled, here")
     args = p.parse_args()
-    proc = aggregate.processes(f for d in args.raw for f in aggregate.raw_files(d))
+    proc = aggregate.processes(f for d in args.raw for f in raw_files(d))
     cells = aggregate.cells(proc)
     claims = stages.read_claims(args.claims, args.articles)
     found = study(cells, proc, claims)

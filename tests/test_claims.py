@@ -9,8 +9,9 @@ import pytest
 import yaml
 
 from blockbench import articles, claim_rules, claims_report, resampling, verdicts
-from blockbench.aggregate import cells, measurements, raw_files, speedups
+from blockbench.aggregate import cells, measurements, speedups
 from blockbench.registry import WORKLOADS
+from blockbench.results_io import raw_files
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTICLES = articles.load(ROOT / "config/articles.yaml")

@@ -15,7 +15,17 @@ import pytest
 import yaml
 from tiny import TINY, workflow_copy
 
-from blockbench import aggregate, claims, cli_config, cores, figures, grid, provenance, stages
+from blockbench import (
+    aggregate,
+    claims,
+    cli_config,
+    cores,
+    figures,
+    grid,
+    provenance,
+    results_io,
+    stages,
+)
 from blockbench.floors import Kind, Study, study_path
 from blockbench.random_effects import Between
 
@@ -388,7 +398,7 @@ def test_merged_runs_keep_their_label_and_device_model(tmp_path):
         record = json.loads(path.read_text())
         record["provenance"]["config"]["run_label"] = "other-machine"
         path.write_text(json.dumps(record))
-    files = [*aggregate.raw_files(REFERENCE), *aggregate.raw_files(other)]
+    files = [*results_io.raw_files(REFERENCE), *results_io.raw_files(other)]
     df = aggregate.measurements(files)
     assert set(df["run_label"]) == {"dev-2core-xeon", "other-machine"}
     assert df["device_label"].str.startswith("cpu (").all()
@@ -433,4 +443,4 @@ def test_two_files_for_one_cell_are_refused(tmp_path):
     twin = tmp_path / "twin"
     shutil.copytree(REFERENCE / "cpu/selu", twin / "cpu/selu")
     with pytest.raises(ValueError, match="give each merged run its own run_label"):
-        aggregate.measurements([*aggregate.raw_files(REFERENCE), *aggregate.raw_files(twin)])
+        aggregate.measurements([*results_io.raw_files(REFERENCE), *results_io.raw_files(twin)])

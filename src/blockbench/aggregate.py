@@ -81,11 +81,6 @@ def read_record(path: Path) -> dict[str, Any]:
     return record
 
 
-def raw_files(directory: Path) -> list[Path]:
-    """All measurement files of one run directory (device/workload/impl/size/repeat.json)."""
-    return sorted(Path(directory).glob("*/*/*/*/*.json"))
-
-
 def device_model(record: dict[str, Any]) -> str:
     dev = record["provenance"].get("device") or {}
     return str(dev.get("model") or "not present")

@@ -4,6 +4,7 @@ The outcome of a cell is always a record, never an exception: a missing device, 
 out-of-memory, a wrong result or a crash inside JAX are results a reader must see.
 """
 
+import re
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -23,7 +24,12 @@ from blockbench.stats import SLOW_SHARE, choose_kept, kept_samples, slow_mode, s
 # Sample spread (IQR / median) above which a phase is flagged, as pyperf and
 # torch.utils.benchmark warn above 10%.
 UNSTABLE_SPREAD = 0.10
-OOM_MARKERS = ("resource_exhausted", "out of memory", "unable to allocate", "oom")
+# Out-of-memory as XLA, CUDA, cuBLAS and cuDNN word it: whole words, so that "room" or
+# "zoom" in a message is no out-of-memory.
+OOM_PATTERN = re.compile(
+    r"\b(resource_exhausted|out[ _]of[ _]memory|unable to allocate|oom"
+    r"|cublas_status_alloc_failed|cudnn_status_alloc_failed|cuda_error_out_of_memory)\b"
+)
 # Samples per process of a phase timed one call each (dispatch): its distribution has a
 # slow mode (a preempted Python thread) that 2-5 samples cannot show. Fewer where the calls
 # wait long for their result in between (sampling.SINGLE_CALL_WALL_S).
@@ -35,17 +41,23 @@ class Unavailable(Exception):
 
 
 def resolve_device(name: str) -> Any:
+    """The first device of the platform, or Unavailable with JAX's own reason: a backend
+    that failed to start (an old driver, a missing plugin) raises its error here."""
     try:
         return jax.devices(name)[0]
     except RuntimeError as exc:
-        seen = ", ".join(provenance.describe_device(d) for d in jax.devices())
-        raise Unavailable(f"no {name} device: JAX sees only {seen}") from exc
+        try:
+            seen = ", ".join(provenance.describe_device(d) for d in jax.devices())
+        except RuntimeError:
+            raise Unavailable(f"no {name} device: {exc}") from exc
+        raise Unavailable(f"no {name} device: JAX sees only {seen} ({exc})") from exc
 
 
 def classify(exc: BaseException) -> str:
-    """`oom` for any flavour of out-of-memory (host MemoryError, XLA RESOURCE_EXHAUSTED)."""
+    """`oom` for any flavour of out-of-memory (host MemoryError, XLA RESOURCE_EXHAUSTED, a
+    cuBLAS or cuDNN allocation failure)."""
     text = f"{type(exc).__name__} {exc}".lower()
-    if isinstance(exc, MemoryError) or any(m in text for m in OOM_MARKERS):
+    if isinstance(exc, MemoryError) or OOM_PATTERN.search(text):
         return "oom"
     return "error"
 
@@ -132,8 +144,17 @@ class Phase:
     # one call per sample, warmed up, and at least SINGLE_CALL_SAMPLES of them (dispatch)
     single_call: bool = False
 
+    note: str = ""  # what a reader of the phase must know (kept in its record)
+
     def rule(self, rule: Any) -> Any:
         return replace(rule, max_samples=1) if self.once else rule
+
+
+# Why an accelerator's first call is one sample, measured first.
+COLD_FIRST_CALL = (
+    "one cold call per process, before any other compile of the program: XLA's GPU "
+    "autotuning results and loaded kernels survive jax.clear_caches(), so a later call is warm"
+)
 
 
 def phase_plan(
@@ -150,14 +171,26 @@ def phase_plan(
         args = host_args if impl.host_inputs else harness.block(jax.device_put(host_args, dev))
         call = harness.jitted(impl)
         output = cache(lambda: harness.output_of(call, args))
-        plan = [Phase("host_to_device", lambda: harness.host_to_device(host_args, dev))]
+        cold = dev.platform != "cpu"
+        first = Phase(
+            "first_call",
+            lambda: harness.first_call(impl, args),
+            calibrated=False,
+            once=cold,
+            note=COLD_FIRST_CALL if cold else "",
+        )
+        sent = impl.sends(host_args) if impl.sends else host_args
+        plan = [Phase("host_to_device", lambda: harness.host_to_device(sent, dev))]
+        if cold:
+            plan.append(first)
         if impl.style == "jit":
             plan += [
                 Phase("trace_lower", lambda: harness.trace_lower(impl.fn, args), calibrated=False),
                 Phase("compile", lambda: harness.compile_only(impl.fn, args), calibrated=False),
             ]
+        if not cold:
+            plan.append(first)
         plan += [
-            Phase("first_call", lambda: harness.first_call(impl, args), calibrated=False),
             Phase(
                 "dispatch",
                 lambda: harness.dispatch(call, args, output().wait),
@@ -171,11 +204,13 @@ def phase_plan(
     return [p for p in plan if wanted is None or p.name in wanted]
 
 
-def warnings(record: dict[str, Any], rule_min_samples: int) -> list[str]:
-    """What a reader must know before trusting the numbers (shown in tables and claims)."""
+def warnings(record: dict[str, Any], rule_min_samples: int, device: str = "cpu") -> list[str]:
+    """What a reader must know before trusting the numbers (shown in tables and claims).
+    Thread parity is a CPU cell's concern: on an accelerator XLA's CPU pool computes
+    nothing that is timed, so its size is recorded but not flagged."""
     out = []
     threads = record["provenance"].get("threads") or {}
-    if record["phases"] and threads and not threads["parity"]:
+    if device == "cpu" and record["phases"] and threads and not threads["parity"]:
         out.append(
             f"thread parity: the cell ran on {threads['n_cores']} core(s) but {threads['mismatch']}"
         )
@@ -251,10 +286,15 @@ def measure(spec: CellSpec, progress: Callable[[dict[str, Any]], None]) -> dict[
                         single_calls=SINGLE_CALL_SAMPLES if phase.single_call else 0,
                     )
                 record["phases"][phase.name] = phase_record(collected)
+                if phase.note:
+                    record["phases"][phase.name]["note"] = phase.note
             del record["current_phase"]
             args = host_args if impl.host_inputs else jax.device_put(host_args, dev)
             out = harness.block(harness.jitted(impl)(*args))
             record["check"] = check_record(workload, impl, host_args, out, dev)
+            # clocks, power, temperature and peak memory at cell start are idle values: read
+            # them again once the device has worked (both kept)
+            record["provenance"]["device_after"] = provenance.device(dev)
         if not record["check"]["passed"]:
             record["status"] = "wrong_result"
             record["reason"] = wrong_result_reason(record["check"])
@@ -277,5 +317,5 @@ def measure(spec: CellSpec, progress: Callable[[dict[str, Any]], None]) -> dict[
         "kernel_counters": probe.available,
         "isolation": record.pop("isolation", None),
     }
-    record["warnings"] = warnings(record, spec.rule.min_samples)
+    record["warnings"] = warnings(record, spec.rule.min_samples, spec.device)
     return record

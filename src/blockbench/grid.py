@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from blockbench.aggregate import raw_files
 from blockbench.registry import STYLE_PHASES, WORKLOADS, impls_of
+from blockbench.results_io import raw_files
 from blockbench.spec import PHASES
 
 ACCELERATORS = ("gpu", "tpu")
@@ -98,6 +98,8 @@ def plan(config: dict[str, Any]) -> dict[Cell, Phases]:
 
     `accelerator_sizes` (the articles' large sizes) join when a GPU or TPU is in the run, on
     the accelerators and for the CPU baseline the accelerator claims are measured against.
+    A block's own `devices` narrows the run's for its cells, so that a GPU run adds only the
+    GPU cells some claim uses (a stencil on a GPU is no article's).
     """
     devices = config["devices"]
     with_accelerator = any(d in ACCELERATORS for d in devices)
@@ -107,7 +109,7 @@ def plan(config: dict[str, Any]) -> dict[Cell, Phases]:
         registry = impls_of(name)
         baseline = WORKLOADS[name].baseline
         phases = _ordered(set(spec["phases"])) if spec.get("phases") else None
-        for device in devices:
+        for device in (d for d in devices if d in spec.get("devices", devices)):
             for impl in spec["impls"]:
                 if device not in registry[impl].devices:
                     continue

@@ -27,7 +27,13 @@ from typing import Any
 import psutil
 
 from blockbench import cores, provenance
-from blockbench.results_io import SCHEMA_VERSION, read_json, validate, write_json_atomic
+from blockbench.results_io import (
+    SCHEMA_VERSION,
+    can_validate,
+    read_json,
+    validate,
+    write_json_atomic,
+)
 from blockbench.sampling import StopRule
 from blockbench.spec import DEVICES, EXIT_BAD_CELL, PHASES, CellSpec
 
@@ -36,6 +42,9 @@ STDERR_TAIL = 2000
 # Share of the budget a worker may spend sampling; the rest is for the correctness check
 # and writing, so a slow cell ends with fewer samples (and says so), not with a kill.
 SAMPLING_SHARE = 0.85
+# What a cell's worker lets JAX start (the CPU beside an accelerator: cores.py and the
+# transfer guard use it).
+JAX_PLATFORMS = {"cpu": "cpu", "gpu": "cuda,cpu", "tpu": "tpu,cpu"}
 # Other processes' CPU use during a cell above which the cell is flagged (in cores).
 BUSY_HOST_CORES = 0.25
 
@@ -157,6 +166,32 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "the node sees (a per-job /tmp would give each job a lock of its own)",
     )
     return p.parse_args(argv)
+
+
+def job_args(
+    cell: dict[str, Any],
+    repeat: int,
+    out: str | Path,
+    run_label: str,
+    params: dict[str, Any],
+) -> list[str]:
+    """The command line of one worker process of a cell, from the run's settings: the
+    workflow's measure job and the GPU kit (blockbench.gpu_kit) measure through this one.
+
+    `params`: budget_s, seed, matmul_precision, sampling (per process), phases (comma
+    separated, '' for all), threads, block, lock_dir (each may be empty)."""
+    args = [
+        *("--device", cell["device"], "--workload", cell["workload"], "--impl", cell["impl"]),
+        *("--size", str(cell["size"]), "--out", str(out), "--run-label", run_label),
+        *("--repeat", str(repeat), "--budget-s", str(params["budget_s"])),
+        *("--seed", str(params["seed"]), "--matmul-precision", params["matmul_precision"]),
+    ]
+    for key, value in params["sampling"].items():
+        args += [f"--{key.replace('_', '-')}", str(value)]
+    for key in ("phases", "threads", "block", "lock_dir"):
+        if params.get(key):
+            args += [f"--{'cluster-lock-dir' if key == 'lock_dir' else key}", str(params[key])]
+    return args
 
 
 def process_cpu() -> dict[int, tuple[float, float]]:
@@ -289,9 +324,11 @@ def worker_env(device: str, n_threads: int) -> dict[str, str]:
     env["BLOCKBENCH_PARENT_PID"] = str(os.getpid())
     # Snakemake exports its rule's `threads` (1) into these; NumPy must get the cell's cores.
     env.update(cores.thread_env(n_threads))
-    if device == "cpu":
-        # A CPU cell must not start a GPU backend that grabs memory and threads.
-        env.setdefault("JAX_PLATFORMS", "cpu")
+    # Set outright, never inherited: a CPU cell must not start a GPU backend that grabs
+    # memory and threads (nor fail on an exported JAX_PLATFORMS=cuda), and an accelerator
+    # cell must not fall back to the CPU quietly when its backend fails to start: named
+    # explicitly, JAX raises the backend's own error, which the cell records as its reason.
+    env["JAX_PLATFORMS"] = JAX_PLATFORMS[device]
     return env
 
 
@@ -403,6 +440,7 @@ def main(argv: list[str] | None = None) -> int:
         "repeat": args.repeat,
         "block": args.block,
         "lock": str(lock),
+        "schema_validated": can_validate(),
     }
     record = {
         "schema_version": SCHEMA_VERSION,
@@ -415,7 +453,8 @@ def main(argv: list[str] | None = None) -> int:
         "finished_at": finished,
     }
     record["warnings"] = record["warnings"] + load_warnings(host_load)
-    validate(record)
+    if can_validate():
+        validate(record)
     write_json_atomic(args.out, record)
     steady = record["phases"].get("steady", {}).get("median_s")
     shown = f", steady median {steady:.3g} s" if steady is not None else ""

@@ -6,6 +6,7 @@ such, never a crash, because a result without its environment would be worse tha
 without, say, the GPU clock.
 """
 
+import ctypes
 import importlib.metadata
 import os
 import platform
@@ -18,10 +19,11 @@ from typing import Any
 
 import psutil
 
-# Environment variables that change how fast JAX or NumPy run, or where they run.
+# Environment variables that change how fast JAX or NumPy run, or where they run (among
+# them NVIDIA_TF32_OVERRIDE, which turns TF32 off in cuBLAS whatever JAX asks).
 ENV_PATTERN = re.compile(
     r"^(XLA_.*|JAX_.*|TF_.*|OMP_.*|MKL_.*|OPENBLAS_.*|BLIS_.*|VECLIB_.*|NUMEXPR_.*"
-    r"|CUDA_VISIBLE_DEVICES|CUDA_DEVICE_ORDER|NVIDIA_VISIBLE_DEVICES|ROCR_VISIBLE_DEVICES"
+    r"|CUDA_.*|NVIDIA_.*|CUBLAS_.*|CUDNN_.*|ROCR_VISIBLE_DEVICES"
     r"|TPU_.*|GOMP_.*|KMP_.*)$"
 )
 # SLURM facts a reader needs to place a result: job, step, node, and the CPUs and GPUs it
@@ -42,7 +44,7 @@ SLURM_KEYS = {
     "gpus_on_node": "SLURM_GPUS_ON_NODE",
     "cuda_visible_devices": "CUDA_VISIBLE_DEVICES",
 }
-PACKAGES = ("jax", "jaxlib", "numpy", "scipy", "blockbench")
+PACKAGES = ("jax", "jaxlib", "numpy", "scipy", "blockbench", "jsonschema")
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -95,6 +97,10 @@ def software() -> dict[str, Any]:
             versions[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
             versions[name] = None
+    for dist in importlib.metadata.distributions():  # the CUDA plugin and its PJRT runtime
+        name = (dist.metadata["Name"] or "").lower().replace("_", "-")
+        if name.startswith("jax-cuda"):
+            versions[name] = dist.version
     return {
         "python": sys.version.split()[0],
         "implementation": platform.python_implementation(),
@@ -159,7 +165,9 @@ def slurm_granted(job_id: str, step_id: str | None) -> dict[str, Any]:
 
 
 def git_commit(root: Path = PROJECT_ROOT) -> dict[str, Any]:
-    """The project's commit and whether the tree had local changes when it ran."""
+    """The project's commit and whether the tree had local changes when it ran; where the
+    tree is a copy without git (a lent GPU machine gets the working tree, not .git), the
+    commit named by $BLOCKBENCH_GIT_COMMIT, its local changes unknown (`dirty`: None)."""
 
     def git(*args: str) -> str:
         return subprocess.run(
@@ -169,7 +177,12 @@ def git_commit(root: Path = PROJECT_ROOT) -> dict[str, Any]:
     try:
         return {"commit": git("rev-parse", "HEAD"), "dirty": bool(git("status", "--porcelain"))}
     except (OSError, subprocess.SubprocessError):
-        return {"commit": None, "dirty": None}
+        given = os.environ.get("BLOCKBENCH_GIT_COMMIT")
+        return {
+            "commit": given or None,
+            "dirty": None,
+            "from": "BLOCKBENCH_GIT_COMMIT" if given else None,
+        }
 
 
 def blas() -> dict[str, Any]:
@@ -254,12 +267,18 @@ def base() -> dict[str, Any]:
     }
 
 
+def matmul_precision() -> str:
+    import jax
+
+    return jax.config.jax_default_matmul_precision or "default"
+
+
 def jax_settings() -> dict[str, Any]:
     import jax
 
     return {
         "default_backend": _safe(jax.default_backend),
-        "matmul_precision": jax.config.jax_default_matmul_precision or "default",
+        "matmul_precision": matmul_precision(),
         "x64": bool(jax.config.jax_enable_x64),
         "compilation_cache": {
             "enabled": bool(jax.config.jax_enable_compilation_cache),
@@ -267,6 +286,23 @@ def jax_settings() -> dict[str, Any]:
         },
         "devices_seen": _safe(lambda: [describe_device(d) for d in jax.devices()]),
     }
+
+
+def float32_matmul(platform: str, compute_capability: str | None, precision: str) -> str:
+    """What a float32 matmul computes in: the articles' T4 and NumPy compute float32, but
+    XLA lets an Ampere or newer GPU (compute capability 8.0+) use TF32 at the `default`
+    precision (10-bit mantissa), unless NVIDIA_TF32_OVERRIDE=0 forbids it, and a TPU
+    uses one bfloat16 pass."""
+    if precision in ("highest", "float32") or platform == "cpu":
+        return "float32"
+    if precision == "bfloat16" or (platform == "tpu" and precision == "default"):
+        return "bfloat16"
+    if platform == "gpu" and os.environ.get("NVIDIA_TF32_OVERRIDE") == "0":
+        return "float32 (NVIDIA_TF32_OVERRIDE=0)"
+    major = int(str(compute_capability or "0").split(".")[0])
+    if platform == "gpu" and major < 8:
+        return "float32 (no TF32 before compute capability 8.0)"
+    return "tensorfloat32"
 
 
 def describe_device(dev: Any) -> str:
@@ -283,26 +319,66 @@ def device(dev: Any) -> dict[str, Any]:
         if isinstance(stats, dict):
             keys = ("bytes_limit", "bytes_in_use", "peak_bytes_in_use", "bytes_reservable_limit")
             info["memory_stats"] = {k: stats[k] for k in keys if k in stats}
+    info["float32_matmul"] = float32_matmul(
+        dev.platform,
+        getattr(dev, "compute_capability", None),
+        matmul_precision(),
+    )
+    if dev.platform != "cpu":
+        # the CUDA (or TPU runtime) version JAX's plugin runs with, as JAX reports it
+        info["platform_version"] = _safe(lambda: str(dev.client.platform_version))
     if dev.platform == "gpu":
-        info["nvml"] = _safe(nvml_gpu, getattr(dev, "local_hardware_id", None) or dev.id)
+        info["compute_capability"] = getattr(dev, "compute_capability", None)
+        info["nvml"] = _safe(lambda: nvml_gpu(cuda_pci_bus_id(cuda_ordinal(dev))))
     return info
 
 
-def nvml_gpu(index: int) -> dict[str, Any]:
-    """Driver, memory and clocks of one NVIDIA GPU, read through NVML at measurement time."""
+def cuda_ordinal(dev: Any) -> int:
+    """The device's CUDA ordinal in this process (after CUDA_VISIBLE_DEVICES): JAX's local
+    hardware id, which is 0 for the first GPU (so not `or dev.id`)."""
+    local = getattr(dev, "local_hardware_id", None)
+    return dev.id if local is None else local
+
+
+def cuda_pci_bus_id(ordinal: int) -> str:
+    """The PCI bus id of CUDA device `ordinal`, from the CUDA driver. NVML counts every GPU
+    of the node in PCI order and ignores CUDA_VISIBLE_DEVICES, so its index would name
+    another GPU on a shared node (or one SLURM's ConstrainDevices forbids): the bus id
+    names the one CUDA, and so JAX, uses."""
+    cuda = ctypes.CDLL("libcuda.so.1")
+    handle, bus_id = ctypes.c_int(), ctypes.create_string_buffer(64)
+    for call, args in (
+        (cuda.cuInit, (0,)),
+        (cuda.cuDeviceGet, (ctypes.byref(handle), ordinal)),
+        (cuda.cuDeviceGetPCIBusId, (bus_id, len(bus_id), handle)),
+    ):
+        if (code := call(*args)) != 0:
+            raise OSError(f"CUDA driver error {code} in {call.__name__}")
+    return bus_id.value.decode()
+
+
+def _text(value: Any) -> Any:
+    """NVML strings: bytes in older bindings, str in newer ones."""
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def nvml_gpu(pci_bus_id: str) -> dict[str, Any]:
+    """Driver, memory and clocks of the NVIDIA GPU at `pci_bus_id`, read through NVML now
+    (at cell start, and again after the phases: blockbench.cell)."""
     import pynvml as nv
 
     nv.nvmlInit()
     try:
-        h = nv.nvmlDeviceGetHandleByIndex(index)
+        h = nv.nvmlDeviceGetHandleByPciBusId(pci_bus_id.encode())
         mem = nv.nvmlDeviceGetMemoryInfo(h)
         clock = nv.nvmlDeviceGetClockInfo
         max_clock = nv.nvmlDeviceGetMaxClockInfo
         return {
-            "name": nv.nvmlDeviceGetName(h),
-            "driver": nv.nvmlSystemGetDriverVersion(),
+            "name": _text(nv.nvmlDeviceGetName(h)),
+            "driver": _text(nv.nvmlSystemGetDriverVersion()),
             "cuda_driver": nv.nvmlSystemGetCudaDriverVersion(),
-            "pci_bus_id": nv.nvmlDeviceGetPciInfo(h).busId,
+            "pci_bus_id": _text(nv.nvmlDeviceGetPciInfo(h).busId),
+            "matched_by": f"CUDA's PCI bus id {pci_bus_id}",
             "memory_total_bytes": mem.total,
             "memory_used_bytes": mem.used,
             "clocks_mhz": {"sm": clock(h, nv.NVML_CLOCK_SM), "mem": clock(h, nv.NVML_CLOCK_MEM)},

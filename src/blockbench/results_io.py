@@ -1,5 +1,6 @@
 """Reading and writing measurement JSON: atomic writes, and the schema every file obeys."""
 
+import importlib.util
 import json
 import os
 import tempfile
@@ -17,11 +18,23 @@ def schema() -> dict[str, Any]:
     return json.loads(SCHEMA_PATH.read_text())
 
 
+def can_validate() -> bool:
+    """Whether jsonschema is installed. The GPU image has no jsonschema: there a record is
+    written unvalidated, says so (`provenance.config.schema_validated`), and is validated
+    when the tables read it at home (aggregate.read_record), as every file is."""
+    return importlib.util.find_spec("jsonschema") is not None
+
+
 def validate(record: dict[str, Any]) -> None:
     """Raise jsonschema.ValidationError if the record breaks the published contract."""
     import jsonschema  # not at the top: the worker only writes, and imports cost it time
 
     jsonschema.validate(record, schema())
+
+
+def raw_files(directory: Path) -> list[Path]:
+    """All measurement files of one run directory (device/workload/impl/size/repeat.json)."""
+    return sorted(Path(directory).glob("*/*/*/*/*.json"))
 
 
 def write_json_atomic(path: Path, data: Any) -> None:

@@ -2,8 +2,8 @@
 from pathlib import Path
 
 from blockbench import cluster, design, figures, grid, orchestrator
-from blockbench.aggregate import raw_files
 from blockbench.floors import study_files
+from blockbench.results_io import raw_files
 from blockbench.sampling import per_process
 from blockbench.stages import read_claims
 

@@ -3,41 +3,20 @@
 import sys
 
 from blockbench import jobs
-from blockbench.measure import main
+from blockbench.measure import job_args, main
 
 wc, p = snakemake.wildcards, snakemake.params
-args = [
-    "--device",
-    wc.device,
-    "--workload",
-    wc.workload,
-    "--impl",
-    wc.impl,
-    "--size",
-    wc.size,
-    "--out",
-    snakemake.output[0],
-    "--run-label",
-    wc.run_label,
-    "--repeat",
-    wc.repeat,
-    "--budget-s",
-    str(p.budget_s),
-    "--seed",
-    str(p.seed),
-    "--matmul-precision",
-    p.matmul_precision,
-    "--cluster-lock-dir",
-    p.lock_dir,
-]
-for key, value in p.sampling.items():
-    args += [f"--{key.replace('_', '-')}", str(value)]
-if p.phases:
-    args += ["--phases", p.phases]
-if p.threads:
-    args += ["--threads", str(p.threads)]
-if p.block:
-    args += ["--block", p.block]
+cell = {"device": wc.device, "workload": wc.workload, "impl": wc.impl, "size": wc.size}
+params = {
+    "budget_s": p.budget_s,
+    "seed": p.seed,
+    "matmul_precision": p.matmul_precision,
+    "sampling": p.sampling,
+    "phases": p.phases,
+    "threads": p.threads,
+    "block": p.block,
+    "lock_dir": p.lock_dir,
+}
 with jobs.logged(snakemake.log[0]):
-    code = main(args)
+    code = main(job_args(cell, int(wc.repeat), snakemake.output[0], wc.run_label, params))
 sys.exit(code)

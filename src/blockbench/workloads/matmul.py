@@ -54,6 +54,13 @@ def jax_dot(x: jnp.ndarray) -> jnp.ndarray:
     return jnp.dot(x, x.T)
 
 
+def sent_by_dot_xt(inputs: tuple[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """What `jnp.dot(x_np, x_np.T)` copies to the device: two host arrays, `x` and the
+    NumPy view `x.T` (laid out anew on the way), not one (Source B's test D)."""
+    (x,) = inputs
+    return (x, x.T)
+
+
 def numpy_dot_xx(x: np.ndarray) -> np.ndarray:
     return np.dot(x, x)
 

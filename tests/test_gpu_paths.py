@@ -1,0 +1,197 @@
+"""The GPU paths, reviewed without a GPU (../shared/GPU_REVIEW.md): each fix, on the CPU,
+with fakes where the GPU would be."""
+
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from blockbench import cell, grid, measure, provenance, registry
+from blockbench.sampling import StopRule
+from blockbench.spec import CellSpec
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize(
+    ("message", "status"),
+    [
+        ("INTERNAL: CUBLAS_STATUS_ALLOC_FAILED", "oom"),
+        ("CUDA_ERROR_OUT_OF_MEMORY: out of memory", "oom"),
+        ("CUDNN_STATUS_ALLOC_FAILED", "oom"),
+        ("XLA OOM while compiling", "oom"),
+        ("no room left in the shape for axis 2", "error"),
+        ("zoom factor must be positive", "error"),
+    ],
+)
+def test_out_of_memory_is_matched_by_whole_words_and_cublas_markers(message, status):
+    """Review 7: a loose substring called "room" an out-of-memory; cuBLAS's was missed."""
+    assert cell.classify(RuntimeError(message)) == status
+
+
+def test_a_copied_tree_without_git_takes_its_commit_from_the_environment(tmp_path, monkeypatch):
+    """Review 8: the device machine gets the working tree without .git."""
+    monkeypatch.setenv("BLOCKBENCH_GIT_COMMIT", "0123abcd")
+    assert provenance.git_commit(tmp_path) == {
+        "commit": "0123abcd",
+        "dirty": None,
+        "from": "BLOCKBENCH_GIT_COMMIT",
+    }
+    monkeypatch.delenv("BLOCKBENCH_GIT_COMMIT")
+    assert provenance.git_commit(tmp_path)["commit"] is None
+    assert provenance.git_commit()["commit"]  # a checkout still asks git
+
+
+def test_gpu_cells_name_their_backend_and_cpu_cells_ignore_an_inherited_one(monkeypatch):
+    """Review 2: JAX_PLATFORMS set outright, so a failed CUDA start is loud, and an exported
+    JAX_PLATFORMS=cuda cannot make the NumPy baselines unavailable."""
+    monkeypatch.setenv("JAX_PLATFORMS", "cuda")
+    assert measure.worker_env("cpu", 2)["JAX_PLATFORMS"] == "cpu"
+    assert measure.worker_env("gpu", 2)["JAX_PLATFORMS"] == "cuda,cpu"
+
+
+def test_a_backend_that_fails_to_start_is_unavailable_with_its_reason(monkeypatch):
+    """Review 2: with the platform named, JAX raises the CUDA error; the cell keeps it."""
+
+    def failing(backend=None):
+        raise RuntimeError("Unable to initialize backend 'cuda': CUDA_ERROR_NO_DEVICE")
+
+    monkeypatch.setattr(cell.jax, "devices", failing)
+    with pytest.raises(cell.Unavailable, match=r"no gpu device: Unable to initialize.*NO_DEVICE"):
+        cell.resolve_device("gpu")
+
+
+def test_thread_parity_is_flagged_on_cpu_cells_only():
+    """Review 10: a GPU cell's XLA CPU threads do not compute what is timed."""
+    phase = {"n": 5, "stop": "converged", "iqr_s": 0.0, "median_s": 1.0}
+    threads = {"parity": False, "n_cores": 16, "mismatch": "XLA 8"}
+    record = {"provenance": {"threads": threads}, "phases": {"steady": phase}}
+    assert any("thread parity" in w for w in cell.warnings(record, 2, "cpu"))
+    assert cell.warnings(record, 2, "gpu") == []
+
+
+@pytest.mark.parametrize(
+    ("platform", "capability", "precision", "tf32_override", "computes"),
+    [
+        ("gpu", "9.0", "default", None, "tensorfloat32"),
+        ("gpu", "9.0", "highest", None, "float32"),
+        ("gpu", "9.0", "default", "0", "float32 (NVIDIA_TF32_OVERRIDE=0)"),
+        ("gpu", "7.5", "default", None, "float32 (no TF32 before compute capability 8.0)"),
+        ("cpu", None, "default", None, "float32"),
+        ("tpu", None, "default", None, "bfloat16"),
+    ],
+)
+def test_the_effective_float32_matmul_precision_is_recorded(
+    monkeypatch, platform, capability, precision, tf32_override, computes
+):
+    """Review 5: `default` means TF32 on an H100 (NumPy and the articles' T4: float32)."""
+    monkeypatch.delenv("NVIDIA_TF32_OVERRIDE", raising=False)
+    if tf32_override is not None:
+        monkeypatch.setenv("NVIDIA_TF32_OVERRIDE", tf32_override)
+    assert provenance.float32_matmul(platform, capability, precision) == computes
+    assert ("NVIDIA_TF32_OVERRIDE" in provenance.environment()) == (tf32_override is not None)
+
+
+def test_a_gpu_device_record_names_its_precision_and_model(monkeypatch):
+    """Reviews 5 and 11: the device record of a (fake) H100, NVML left out."""
+    monkeypatch.setattr(provenance, "cuda_pci_bus_id", lambda ordinal: "0000:3B:00.0")
+    monkeypatch.setattr(provenance, "nvml_gpu", lambda bus_id: {"name": "NVIDIA H100 80GB HBM3"})
+    info = provenance.device(FakeGpu())
+    assert info["float32_matmul"] == "tensorfloat32" and info["compute_capability"] == "9.0"
+    assert info["model"] == "NVIDIA H100 80GB HBM3"  # where aggregate.device_model reads it
+    assert info["memory_stats"]["peak_bytes_in_use"] == 7
+
+
+class FakeGpu:
+    """What provenance reads of a JAX CUDA device."""
+
+    platform, id, device_kind, compute_capability = "gpu", 0, "NVIDIA H100 80GB HBM3", "9.0"
+    client = None
+
+    def memory_stats(self) -> dict[str, int]:
+        return {"bytes_limit": 80, "bytes_in_use": 5, "peak_bytes_in_use": 7}
+
+
+def test_nvml_reads_the_gpu_cuda_uses_by_its_pci_bus_id(monkeypatch):
+    """Review 3: NVML's index ignores CUDA_VISIBLE_DEVICES; the PCI bus id does not."""
+    asked = []
+    fake = types.SimpleNamespace(
+        nvmlInit=lambda: None,
+        nvmlShutdown=lambda: None,
+        nvmlDeviceGetHandleByIndex=lambda i: pytest.fail("NVML index used"),
+        nvmlDeviceGetHandleByPciBusId=lambda bus: asked.append(bus) or "h",
+        nvmlDeviceGetMemoryInfo=lambda h: types.SimpleNamespace(total=80, used=1),
+        nvmlDeviceGetName=lambda h: b"NVIDIA H100 80GB HBM3",
+        nvmlSystemGetDriverVersion=lambda: "580.65",
+        nvmlSystemGetCudaDriverVersion=lambda: 13000,
+        nvmlDeviceGetPciInfo=lambda h: types.SimpleNamespace(busId=b"00000000:3B:00.0"),
+        nvmlDeviceGetClockInfo=lambda h, kind: 1980,
+        nvmlDeviceGetMaxClockInfo=lambda h, kind: 1980,
+        nvmlDeviceGetTemperature=lambda h, kind: 40,
+        nvmlDeviceGetPowerUsage=lambda h: 350000,
+        nvmlDeviceGetCurrentClocksThrottleReasons=lambda h: 0,
+        NVML_CLOCK_SM=0,
+        NVML_CLOCK_MEM=1,
+        NVML_TEMPERATURE_GPU=0,
+    )
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    ordinals = []
+    monkeypatch.setattr(
+        provenance, "cuda_pci_bus_id", lambda n: ordinals.append(n) or "0000:3B:00.0"
+    )
+    gpu = FakeGpu()
+    gpu.id, gpu.local_hardware_id = 5, 0  # the first visible GPU of the process
+    nvml = provenance.device(gpu)["nvml"]
+    assert ordinals == [0] and asked == [b"0000:3B:00.0"]
+    assert nvml["name"] == "NVIDIA H100 80GB HBM3" and nvml["pci_bus_id"] == "00000000:3B:00.0"
+
+
+def test_device_state_is_read_again_after_the_phases(monkeypatch):
+    """Review 4: clocks, power and peak memory at cell start are idle values."""
+    reads = iter(range(1, 10))
+    monkeypatch.setattr(provenance, "device", lambda dev: {"read": next(reads), "model": "x"})
+    rule = StopRule(min_samples=2, min_time_s=0.0, max_time_s=0.02)
+    record = cell.measure(CellSpec("cpu", "selu", "jax_jit", 100, rule=rule), lambda p: None)
+    assert record["status"] == "ok", record["reason"]
+    assert record["provenance"]["device"]["read"] == 1
+    assert record["provenance"]["device_after"]["read"] == 2
+
+
+@pytest.mark.parametrize("impl", ["jax_jit", "jax"])
+def test_an_accelerators_first_call_is_one_cold_call_before_any_compile(monkeypatch, impl):
+    """Review 1: XLA's autotuning survives jax.clear_caches(), so only the first compile of
+    a program in a process is cold; on the CPU the order and sampling stay as they were."""
+    monkeypatch.setattr(cell.jax, "device_put", lambda args, dev: args)
+    monkeypatch.setattr(cell.harness, "block", lambda tree: tree)
+    _, entry = registry.lookup("gpu", "matmul", impl, 8)
+    host = (np.ones((8, 8), np.float32),)
+    on_gpu = cell.phase_plan(entry, FakeGpu(), host)
+    assert on_gpu[1].name == "first_call" and on_gpu[1].once and on_gpu[1].note
+    on_cpu = cell.phase_plan(entry, types.SimpleNamespace(platform="cpu"), host)
+    names = [p.name for p in on_cpu]
+    assert not on_cpu[names.index("first_call")].once
+    if impl == "jax_jit":
+        assert names.index("compile") < names.index("first_call")
+
+
+def test_the_copy_b2_adds_up_is_the_two_arrays_test_d_sends(monkeypatch):
+    """Review 6: `jnp.dot(x_np, x_np.T)` copies x and its transposed view; timing one copy
+    of x would make test D look dearer than E plus its copy."""
+    sent = []
+    monkeypatch.setattr(cell.harness, "host_to_device", lambda args, dev: sent.append(args))
+    _, entry = registry.lookup("gpu", "matmul", "jax_numpy_input", 8)
+    x = np.arange(64, dtype=np.float32).reshape(8, 8)
+    [h2d] = cell.phase_plan(entry, FakeGpu(), (x,), ("host_to_device",))
+    h2d.build()
+    assert len(sent[0]) == 2 and np.array_equal(sent[0][1], x.T)
+
+
+def test_a_gpu_run_of_the_default_grid_adds_only_claimed_gpu_cells():
+    """Review 9: a block's `devices` keeps stencil, grad and Source A's cells on the CPU."""
+    config = yaml.safe_load((ROOT / "config/config.yaml").read_text())
+    config["devices"] = ["cpu", "gpu"]
+    on_gpu = {c.workload for c in grid.plan(config) if c.device == "gpu"}
+    assert on_gpu == {"matmul", "selu"}
