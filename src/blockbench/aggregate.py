@@ -129,7 +129,10 @@ def cell_columns(record: dict[str, Any], source: Path) -> dict[str, Any]:
         "cpu_model": prov["host"]["cpu_model"],
         "gpu_name": nvml.get("name"),
         "gpu_driver": nvml.get("driver"),
-        "jax_version": prov["software"]["packages"].get("jax"),
+        # the release the cell was planned for (a run's JAX-version axis), and what its
+        # worker imported (blockbench.versions)
+        "jax_version": _get(prov, "config", "jax_version") or prov["software"]["packages"]["jax"],
+        "jax_imported": _get(prov, "jax", "imported", "jax"),
         "jaxlib_version": prov["software"]["packages"].get("jaxlib"),
         "numpy_version": prov["software"]["packages"].get("numpy"),
         "matmul_precision": _get(prov, "jax", "matmul_precision"),

@@ -120,6 +120,8 @@ class RunView:
             for key, g in mine[mine["phase"].notna()].groupby([*CELL, "phase"])
         }
         self.devices = set(self.df["device"])  # requested in this run, present or not
+        # a run measures one JAX release (blockbench.versions)
+        self.jax_version = ", ".join(sorted(set(self.df["jax_version"].dropna())))
 
     @classmethod
     def each(cls, cells: pd.DataFrame, processes: pd.DataFrame) -> list["RunView"]:
@@ -530,6 +532,7 @@ def evaluate(
             rows.append(
                 {
                     "run_label": view.run_label,
+                    "jax_version": view.jax_version,
                     "claim_id": claim["id"],
                     "slug": claim["slug"],
                     "source": claim["source"],
@@ -579,12 +582,13 @@ def covers_each_other(a: Any, b: Any) -> bool | None:
 
 def disagreements(table: pd.DataFrame) -> pd.Series:
     """Per row of the claims table: where another run on the same hardware (the same device
-    models) measured the same claim outside this run's CI, or reached another verdict, say
-    so. A run's CI holds its processes' spread, not what changes between runs (the
-    machine's state on another day), and merged runs are where that shows."""
+    models) and JAX release measured the same claim outside this run's CI, or reached
+    another verdict, say so (another release is an axis, not a disagreement). A run's CI
+    holds its processes' spread, not what changes between runs (the machine's state on
+    another day), and merged runs are where that shows."""
     notes = pd.Series("", index=table.index, dtype=object)
     measured = table[table["device_model"].fillna("") != ""]
-    for _, same in measured.groupby(["claim_id", "device_model"]):
+    for _, same in measured.groupby(["claim_id", "device_model", "jax_version"]):
         for i, a in same.iterrows():
             said = []
             for _, b in same.drop(index=i).iterrows():
@@ -612,6 +616,7 @@ def claim_ratios(
                 rows.append(
                     {
                         "run_label": view.run_label,
+                        "jax_version": view.jax_version,
                         "claim_id": claim["id"],
                         "part": r.name,
                         "kind": part.get("kind", "ratio"),

@@ -26,7 +26,7 @@ from typing import Any
 
 import psutil
 
-from blockbench import cores, provenance
+from blockbench import cores, provenance, versions
 from blockbench.results_io import SCHEMA_VERSION, read_json, validate, write_json_atomic
 from blockbench.sampling import StopRule
 from blockbench.spec import DEVICES, EXIT_BAD_CELL, PHASES, CellSpec
@@ -142,6 +142,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "outside them where the process may use one, so XLA's pool never preempts it)",
     )
     p.add_argument("--run-label", default="local")
+    p.add_argument(
+        "--jax-env",
+        type=Path,
+        default=None,
+        help="the env.json of another JAX release's environment (blockbench.versions): the "
+        "worker runs in it (default: this Python and the JAX installed here)",
+    )
     p.add_argument(
         "--lock",
         type=Path,
@@ -295,14 +302,16 @@ def worker_env(device: str, n_threads: int) -> dict[str, str]:
     return env
 
 
-def run_worker(spec: CellSpec, budget_s: float, lock_fd: int) -> dict[str, Any] | None:
+def run_worker(
+    spec: CellSpec, budget_s: float, lock_fd: int, python: str = sys.executable
+) -> dict[str, Any] | None:
     """The worker's record, or None when the worker rejected the cell itself."""
     with tempfile.TemporaryDirectory(prefix="blockbench-") as tmp:
         spec_path, result, partial, err_path = (
             Path(tmp) / n for n in ("spec.json", "result.json", "partial.json", "stderr.txt")
         )
         write_json_atomic(spec_path, spec.as_dict())
-        cmd = [sys.executable, "-m", "blockbench.worker", str(spec_path), str(result), str(partial)]
+        cmd = [python, "-m", "blockbench.worker", str(spec_path), str(result), str(partial)]
         with err_path.open("w+") as err:
             proc = subprocess.Popen(
                 cmd,
@@ -341,6 +350,26 @@ def timed_out(partial: dict[str, Any], budget_s: float) -> dict[str, Any]:
         "check": None,
         "provenance": partial.get("provenance") or provenance.base(),
     }
+
+
+def unavailable(reason: str) -> dict[str, Any]:
+    """A cell its JAX release cannot run at all (its environment could not be made)."""
+    return {
+        "status": "unavailable",
+        "reason": reason,
+        "phases": {},
+        "check": None,
+        "provenance": provenance.base(),
+    }
+
+
+def version_warnings(record: dict[str, Any], planned: str) -> list[str]:
+    """The worker must have imported the release its cell was planned for."""
+    imported = (record["provenance"].get("jax") or {}).get("imported") or {}
+    got = imported.get("jax")
+    if got is None or got == planned:
+        return []
+    return [f"jax version: planned {planned}, the worker imported {got}"]
 
 
 def crashed(rc: int, stderr: str) -> dict[str, Any]:
@@ -386,8 +415,15 @@ def main(argv: list[str] | None = None) -> int:
             deadline=started + SAMPLING_SHARE * args.budget_s,
             isolate=args.isolate,
         )
+        env = read_json(args.jax_env) if args.jax_env else None
+        planned = env["jax_version"] if env else versions.installed()
         load = HostLoad(spec.cores)
-        outcome = run_worker(spec, args.budget_s, lock_fd)
+        if env and not env["usable"]:
+            outcome = unavailable(env["reason"])
+        else:
+            outcome = run_worker(
+                spec, args.budget_s, lock_fd, env["python"] if env else sys.executable
+            )
         host_load = load.finish()
         finished = time.time()
     if outcome is None:
@@ -403,6 +439,8 @@ def main(argv: list[str] | None = None) -> int:
         "repeat": args.repeat,
         "block": args.block,
         "lock": str(lock),
+        "jax_version": planned,
+        "jax_env": str(args.jax_env) if args.jax_env else None,
     }
     record = {
         "schema_version": SCHEMA_VERSION,
@@ -414,7 +452,9 @@ def main(argv: list[str] | None = None) -> int:
         "started_at": started,
         "finished_at": finished,
     }
-    record["warnings"] = record["warnings"] + load_warnings(host_load)
+    record["warnings"] = (
+        record["warnings"] + load_warnings(host_load) + version_warnings(record, planned)
+    )
     validate(record)
     write_json_atomic(args.out, record)
     steady = record["phases"].get("steady", {}).get("median_s")

@@ -38,6 +38,8 @@ if p.threads:
     args += ["--threads", str(p.threads)]
 if p.block:
     args += ["--block", p.block]
+if p.jax_env:
+    args += ["--jax-env", p.jax_env[0]]
 with jobs.logged(snakemake.log[0]):
     code = main(args)
 sys.exit(code)

@@ -1,0 +1,10 @@
+"""Snakemake job: the environment of one JAX release (blockbench.versions.create)."""
+
+from pathlib import Path
+
+from blockbench import jobs, versions
+
+with jobs.logged(snakemake.log[0]):
+    lock = Path(snakemake.params.lock) if snakemake.params.lock else None
+    record = versions.create(snakemake.wildcards.version, Path(snakemake.output[0]).parent, lock)
+    print(record)
