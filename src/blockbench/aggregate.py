@@ -291,7 +291,17 @@ def measurements(files: Iterable[Path]) -> pd.DataFrame:
 def steady(df: pd.DataFrame) -> pd.DataFrame:
     """Steady-state medians of the cells that measured fine."""
     ok = df[(df["status"] == "ok") & (df["phase"] == "steady")]
-    return ok[[*CELL, "device_model", "device_label", "median_s", "ci95_low_s", "ci95_high_s"]]
+    return ok[
+        [
+            *CELL,
+            "jax_version",
+            "device_model",
+            "device_label",
+            "median_s",
+            "ci95_low_s",
+            "ci95_high_s",
+        ]
+    ]
 
 
 def speedups(df: pd.DataFrame) -> pd.DataFrame:
@@ -309,6 +319,7 @@ def speedups(df: pd.DataFrame) -> pd.DataFrame:
     out["speedup"] = out["baseline_median_s"] / out["median_s"]
     cols = [
         *CELL,
+        "jax_version",
         "device_model",
         "device_label",
         "baseline",

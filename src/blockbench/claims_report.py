@@ -83,6 +83,11 @@ OTHER_RUNS = (
 )
 
 
+def _release(runs: pd.DataFrame) -> str:
+    """The JAX release a run measured (each release is a run of its own)."""
+    return f", JAX {runs['jax_version'].iloc[0]}" if "jax_version" in runs else ""
+
+
 def _listed(runs: pd.DataFrame, column: str) -> list[str]:
     """A bullet per claim with something in `column` (a column older tables may lack)."""
     if column not in runs:
@@ -105,7 +110,8 @@ def to_rst(table: pd.DataFrame, first: str = "") -> str:
     out = []
     for run_label in labels:
         out += [
-            f"**Run** ``{run_label}``" + (" (this run)" if run_label == first else ""),
+            f"**Run** ``{run_label}``{_release(table[table['run_label'] == run_label])}"
+            + (" (this run)" if run_label == first else ""),
             "",
             ".. list-table::",
             "   :header-rows: 1",
@@ -139,7 +145,7 @@ def to_rst(table: pd.DataFrame, first: str = "") -> str:
 def to_markdown(table: pd.DataFrame, parts: pd.DataFrame, claims: list[dict[str, Any]]) -> str:
     lines = ["# Claims: reproduced or not", "", LEGEND, ""]
     for run_label, runs in table.groupby("run_label", sort=True):
-        lines += [f"## Run `{run_label}`", "", *_verdicts(runs), ""]
+        lines += [f"## Run `{run_label}`{_release(runs)}", "", *_verdicts(runs), ""]
         lines += ["### Every part, at the setup it was measured", ""]
         lines += [*_parts(parts[parts["run_label"] == run_label]), ""]
         warned = runs[runs["warnings"].fillna("") != ""]

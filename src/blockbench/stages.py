@@ -10,6 +10,7 @@ from blockbench.aggregate import CELL, cells, processes, speedups, write_table
 
 READABLE = [
     *CELL,
+    "jax_version",
     "device_model",
     "status",
     "phase",

@@ -41,6 +41,8 @@ SMOKE = (
     "'numpy': numpy.__version__}))"
 )
 PIP_TIMEOUT_S = 900
+# The checkout's lock, where blockbench runs from one (an installed wheel has none).
+LOCK = Path(__file__).resolve().parents[2] / "requirements.lock"
 
 
 class VersionError(ValueError):  # grid.ConfigError's kind: names the key and the value
@@ -129,9 +131,9 @@ def check(config: dict[str, Any], envs: str | Path) -> None:
                 )
 
 
-def locked(lock: Path | None) -> dict[str, str]:
+def locked(lock: Path = LOCK) -> dict[str, str]:
     """name -> version of a requirements lock (lower-case names); empty without one."""
-    if lock is None or not lock.exists():
+    if not lock.exists():
         return {}
     pins = (line.split("==", 1) for line in lock.read_text().splitlines() if "==" in line)
     return {name.strip().lower(): version.strip() for name, version in pins}
@@ -170,13 +172,13 @@ def _install(dest: Path, version: str, numpy: str, pins: dict[str, str]) -> tupl
     return "", json.loads(smoke.stdout.strip().splitlines()[-1])
 
 
-def create(version: str, dest: Path, lock: Path | None) -> dict[str, Any]:
+def create(version: str, dest: Path, lock: Path = LOCK) -> dict[str, Any]:
     """A virtual environment with this JAX release, the locked NumPy where the release
     imports with it (else the NumPy it needs, and why), and the worker's packages; its
     record, written to <dest>/env.json, says what it holds or why it could not be made."""
     pins = locked(lock)
     tried, imported = [], None
-    for numpy in ([f"numpy=={pins['numpy']}"] if "numpy" in pins else []) + [NUMPY_FALLBACK]:
+    for numpy in (f"numpy=={pins['numpy']}" if "numpy" in pins else "numpy", NUMPY_FALLBACK):
         why, imported = _install(dest, version, numpy, pins)
         tried.append({"numpy": numpy, "failed": why})
         if not why:

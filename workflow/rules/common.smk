@@ -20,11 +20,6 @@ RUN = config["run_label"]
 # installed (locked) release keeps the plain run label and this environment.
 VERSIONS = versions.requested(config)
 ENVS = config["jax_envs"]
-LOCK = (
-    str(CHECKOUT / "requirements.lock")
-    if CHECKOUT and (CHECKOUT / "requirements.lock").exists()
-    else ""
-)
 RAW = [
     cell.path(versions.run_label(RUN, v), r)
     for v in VERSIONS

@@ -16,8 +16,6 @@ rule jax_env:
         ENV
     resources:
         measure_host=1,
-    params:
-        lock=LOCK,
     script:
         "../scripts/jax_env.py"
 

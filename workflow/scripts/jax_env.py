@@ -5,6 +5,4 @@ from pathlib import Path
 from blockbench import jobs, versions
 
 with jobs.logged(snakemake.log[0]):
-    lock = Path(snakemake.params.lock) if snakemake.params.lock else None
-    record = versions.create(snakemake.wildcards.version, Path(snakemake.output[0]).parent, lock)
-    print(record)
+    print(versions.create(snakemake.wildcards.version, Path(snakemake.output[0]).parent))
