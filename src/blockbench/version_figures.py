@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 from matplotlib.lines import Line2D
+from matplotlib.ticker import FuncFormatter
 
 from blockbench.claims import fmt, value_ci
 from blockbench.versions import SEPARATOR
@@ -41,6 +42,8 @@ MARKERS = {
     "not_run": ("s", False),
 }
 PANEL_IN = (2.2, 1.75)
+# Log axes label 1, 2 and 5 of each decade, plainly (1e+01 and 6x10^0 read badly).
+TICK = FuncFormatter(lambda v, _: f"{v:g}" if f"{v:.0e}"[0] in "125" else "")
 
 
 def release_key(version: str) -> tuple[int, ...]:
@@ -127,10 +130,12 @@ def figure(t: pd.DataFrame) -> plt.Figure:
         values = pd.concat([c["ci_low"], c["ci_high"], c["measured"], article]).dropna()
         if (values > 0).all() and values.max() / values.min() > 4:
             ax.set_yscale("log")
+            ax.yaxis.set_major_formatter(TICK)
+            ax.yaxis.set_minor_formatter(TICK)
         ax.set_title(f"{claim} {c['slug'].iloc[0]}", fontsize=7.5)
-        ax.set_xticks(range(len(order)), order, rotation=45, fontsize=6.5)
+        ax.set_xticks(range(len(order)), order, rotation=30, fontsize=6.5)
         ax.set_xlim(-0.5, len(order) - 0.5)
-        ax.tick_params(axis="y", labelsize=6.5)
+        ax.tick_params(axis="y", which="both", labelsize=6.5)
         ax.set_ylabel(c["metric"].iloc[0] if c["metric"].nunique() == 1 else "value", fontsize=6)
     for ax in axes.flat[len(claims) :]:
         ax.set_axis_off()

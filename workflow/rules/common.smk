@@ -78,7 +78,9 @@ def priority_of(wc):
 def jax_env_of(wc):
     """The environment of the cell's JAX release; none for the installed one."""
     version = versions.version_of(wc.run_label)
-    return [] if version == versions.installed() else [str(versions.stamp(ENVS, version))]
+    return (
+        [] if version == versions.installed() else [str(versions.stamp(ENVS, version))]
+    )
 
 
 def block_of(wc):
