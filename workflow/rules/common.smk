@@ -19,6 +19,7 @@ RUN = config["run_label"]
 # The JAX-version axis (blockbench.versions): each release is a run of its own; the
 # installed (locked) release keeps the plain run label and this environment.
 VERSIONS = versions.requested(config)
+ENV_PRIORITY = len(ORDER) * len(VERSIONS) + 1  # above every measurement (rule jax_env)
 ENVS = config["jax_envs"]
 RAW = [
     cell.path(versions.run_label(RUN, v), r)

@@ -4,6 +4,8 @@
 
 
 # Holds the measurement slot: installing a release must not run beside a measurement.
+# Made first (a priority above every cell's), so that the release's cells take their places
+# in the run's interleaved order instead of all coming last.
 rule jax_env:
     output:
         f"{ENVS}/jax-{{version}}/{versions.STAMP}",
@@ -12,6 +14,7 @@ rule jax_env:
     wildcard_constraints:
         version=r"[0-9][0-9.]*",
     localrule: True
+    priority: ENV_PRIORITY
     conda:
         ENV
     resources:
