@@ -5,6 +5,7 @@ Drawn from the claims table, where each release is a run of its own (blockbench.
 a claim is never pooled or paired across releases, only set side by side.
 """
 
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -42,8 +43,10 @@ MARKERS = {
     "not_run": ("s", False),
 }
 PANEL_IN = (2.2, 1.75)
-# Log axes label 1, 2 and 5 of each decade, plainly (1e+01 and 6x10^0 read badly).
+# Log axes label 1, 2 and 5 of each decade, plainly (1e+01 and 6x10^0 read badly); linear
+# axes plainly too (an offset like 1e-7 above the panel would collide with its title).
 TICK = FuncFormatter(lambda v, _: f"{v:g}" if f"{v:.0e}"[0] in "125" else "")
+PLAIN = FuncFormatter(lambda v, _: f"{v:.3g}")
 
 
 def release_key(version: str) -> tuple[int, ...]:
@@ -132,11 +135,14 @@ def figure(t: pd.DataFrame) -> plt.Figure:
             ax.set_yscale("log")
             ax.yaxis.set_major_formatter(TICK)
             ax.yaxis.set_minor_formatter(TICK)
+        else:
+            ax.yaxis.set_major_formatter(PLAIN)
         ax.set_title(f"{claim} {c['slug'].iloc[0]}", fontsize=7.5)
         ax.set_xticks(range(len(order)), order, rotation=30, fontsize=6.5)
         ax.set_xlim(-0.5, len(order) - 0.5)
         ax.tick_params(axis="y", which="both", labelsize=6.5)
-        ax.set_ylabel(c["metric"].iloc[0] if c["metric"].nunique() == 1 else "value", fontsize=6)
+        label = c["metric"].iloc[0] if c["metric"].nunique() == 1 else "value"
+        ax.set_ylabel(textwrap.fill(label, 28), fontsize=6)
     for ax in axes.flat[len(claims) :]:
         ax.set_axis_off()
     for ax in axes[-1]:
