@@ -13,8 +13,8 @@ rule jax_env:
         "logs/jax_env/{version}.log",
     wildcard_constraints:
         version=r"[0-9][0-9.]*",
-    localrule: True
     priority: ENV_PRIORITY
+    localrule: True
     conda:
         ENV
     resources:
