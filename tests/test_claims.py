@@ -72,6 +72,7 @@ def row(
                 "status": status,
                 "reason": reason,
                 "device_model": f"{device}-model",
+                "jax_version": "0.10.2",
                 "check_passed": check_passed,
                 "max_rel_err": 1e-7,
                 "work": WORKLOADS[workload].work(size),

@@ -342,7 +342,13 @@ def test_report_renders_figures_tables_and_claims(tiny_run):
     run = snakemake(tiny_run, "--configfile", "tiny.yaml", "--report", "results/report.html")
     assert run.returncode == 0, run.stderr[-3000:]
     html = (tiny_run / "results/report.html").read_text(errors="replace")
-    for name in ("claims.csv", "speedups.csv", "time_vs_size.png", "article_D.png"):
+    for name in (
+        "claims.csv",
+        "speedups.csv",
+        "time_vs_size.png",
+        "article_D.png",
+        "claims_by_version.png",
+    ):
         assert name in html
     # the landing page (the workflow description) is the verdict table, every claim in it
     landing = json.loads(re.search(r"workflow_desc = (\".*?[^\\]\");", html).group(1))

@@ -125,7 +125,10 @@ def cell_columns(record: dict[str, Any], source: Path) -> dict[str, Any]:
         "host_cpus": prov["host"].get("cpu_count_logical"),
         "gpu_name": nvml.get("name"),
         "gpu_driver": nvml.get("driver"),
-        "jax_version": prov["software"]["packages"].get("jax"),
+        # the release the cell was planned for (a run's JAX-version axis), and what its
+        # worker imported (blockbench.versions)
+        "jax_version": _get(prov, "config", "jax_version") or prov["software"]["packages"]["jax"],
+        "jax_imported": _get(prov, "jax", "imported", "jax"),
         "jaxlib_version": prov["software"]["packages"].get("jaxlib"),
         "numpy_version": prov["software"]["packages"].get("numpy"),
         "matmul_precision": _get(prov, "jax", "matmul_precision"),
@@ -284,7 +287,17 @@ def measurements(files: Iterable[Path]) -> pd.DataFrame:
 def steady(df: pd.DataFrame) -> pd.DataFrame:
     """Steady-state medians of the cells that measured fine."""
     ok = df[(df["status"] == "ok") & (df["phase"] == "steady")]
-    return ok[[*CELL, "device_model", "device_label", "median_s", "ci95_low_s", "ci95_high_s"]]
+    return ok[
+        [
+            *CELL,
+            "jax_version",
+            "device_model",
+            "device_label",
+            "median_s",
+            "ci95_low_s",
+            "ci95_high_s",
+        ]
+    ]
 
 
 def speedups(df: pd.DataFrame) -> pd.DataFrame:
@@ -302,6 +315,7 @@ def speedups(df: pd.DataFrame) -> pd.DataFrame:
     out["speedup"] = out["baseline_median_s"] / out["median_s"]
     cols = [
         *CELL,
+        "jax_version",
         "device_model",
         "device_label",
         "baseline",

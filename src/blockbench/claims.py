@@ -167,6 +167,8 @@ class RunView:
             for key, g in mine[mine["phase"].notna()].groupby([*CELL, "phase"])
         }
         self.devices = set(self.df["device"])  # requested in this run, present or not
+        # a run measures one JAX release (blockbench.versions)
+        self.jax_version = ", ".join(sorted(set(self.df["jax_version"].dropna())))
         self.kind = kind_of(self.df) if "cpu_model" in self.df else None
         # the between-run study of this kind of machine, if one was made
         self.study = (studies or {}).get(self.kind) if self.kind else None
@@ -189,8 +191,7 @@ class RunView:
         (None: the kind is unknown, so the run stands alone)."""
         if self.kind is None:
             return None
-        versions = self.df["jax_version"].dropna() if "jax_version" in self.df else []
-        return (self.kind, tuple(sorted(set(versions))))
+        return (self.kind, self.jax_version)
 
     def process_df(self, terms: list[dict[str, Any]], size: int) -> float:
         """Degrees of freedom of an interval over the processes the terms share (their

@@ -155,6 +155,11 @@ def _between(runs: pd.DataFrame) -> list[str]:
     return [f"Intervals: {'; '.join(said)}.", ""] if said else []
 
 
+def _release(runs: pd.DataFrame) -> str:
+    """The JAX release a run measured (each release is a run of its own)."""
+    return f", JAX {runs['jax_version'].iloc[0]}" if "jax_version" in runs else ""
+
+
 def _listed(runs: pd.DataFrame, column: str) -> list[str]:
     """A bullet per claim with something in `column` (a column older tables may lack)."""
     if column not in runs:
@@ -180,7 +185,8 @@ def to_rst(table: pd.DataFrame, first: str = "") -> str:
         out += [*_rst_table(_pooled_rows(table, runs, rows, "``")), ""]
     for run_label in labels:
         out += [
-            f"**Run** ``{run_label}``" + (" (this run)" if run_label == first else ""),
+            f"**Run** ``{run_label}``{_release(table[table['run_label'] == run_label])}"
+            + (" (this run)" if run_label == first else ""),
             "",
             ".. list-table::",
             "   :header-rows: 1",
@@ -218,7 +224,8 @@ def to_markdown(table: pd.DataFrame, parts: pd.DataFrame, claims: list[dict[str,
         lines += [f"## Runs pooled: {', '.join(f'`{r}`' for r in runs)}", "", POOLED, ""]
         lines += [*_markdown_table(_pooled_rows(table, runs, rows, "`")), ""]
     for run_label, runs in table.groupby("run_label", sort=True):
-        lines += [f"## Run `{run_label}`", "", *_between(runs), *_verdicts(runs), ""]
+        lines += [f"## Run `{run_label}`{_release(runs)}", "", *_between(runs), *_verdicts(runs)]
+        lines.append("")
         lines += ["### Every part, at the setup it was measured", ""]
         lines += [*_parts(parts[parts["run_label"] == run_label]), ""]
         warned = runs[runs["warnings"].fillna("") != ""]

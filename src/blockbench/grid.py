@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from blockbench import versions
 from blockbench.registry import STYLE_PHASES, WORKLOADS, impls_of
 from blockbench.results_io import raw_files
 from blockbench.spec import PHASES
@@ -73,6 +74,7 @@ def check(config: dict[str, Any]) -> None:
     """Raise ConfigError for the first value the registry or the file system rejects."""
     for i, spec in enumerate(config["workloads"]):
         _check_block(f"workloads[{i}] ({spec['name']})", spec)
+    versions.check(config, config.get("jax_envs", ".venvs"))
     for i, run in enumerate(config.get("merge", [])):
         if not Path(run).is_dir():
             raise ConfigError(f"config key merge[{i}]: {run!r} is not a directory")

@@ -16,6 +16,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from blockbench import jax_compat
 from blockbench.registry import Impl
 from blockbench.sampling import PhaseRun, Window
 
@@ -48,11 +49,13 @@ def output_of(call: Callable[..., Any], args: tuple[Any, ...]) -> Output:
         with jax.transfer_guard("allow"):  # untimed: only to learn the concrete array type
             array_type = type(jax.numpy.zeros(()))
         return Output(array_type.block_until_ready, np.asarray)
-    return Output(block, lambda tree: jax.tree.map(np.asarray, tree))
+    return Output(block, lambda tree: jax_compat.tree_map(np.asarray, tree))
 
 
 def all_ready(tree: Any) -> bool:
-    return all(leaf.is_ready() for leaf in jax.tree.leaves(tree) if isinstance(leaf, jax.Array))
+    return all(
+        leaf.is_ready() for leaf in jax_compat.tree_leaves(tree) if isinstance(leaf, jax.Array)
+    )
 
 
 def warm_up(dev: Any) -> None:
@@ -113,7 +116,7 @@ def trace_lower(fn: Callable[..., Any], args: tuple[Any, ...]) -> PhaseRun:
         for _ in range(loops):
             jax.clear_caches()  # so the trace, compile or first call is paid again
             window.start()
-            jax.jit(fn).trace(*args).lower()
+            jax_compat.lower(fn, args)
             window.stop()
 
     return run
@@ -123,7 +126,7 @@ def compile_only(fn: Callable[..., Any], args: tuple[Any, ...]) -> PhaseRun:
     def run(loops: int, window: Window) -> None:
         for _ in range(loops):
             jax.clear_caches()  # so the trace, compile or first call is paid again
-            lowered = jax.jit(fn).trace(*args).lower()
+            lowered = jax_compat.lower(fn, args)
             window.start()
             lowered.compile()
             window.stop()

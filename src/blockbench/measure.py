@@ -26,7 +26,7 @@ from typing import Any
 
 import psutil
 
-from blockbench import cores, provenance
+from blockbench import cores, provenance, versions
 from blockbench.results_io import (
     SCHEMA_VERSION,
     can_validate,
@@ -152,6 +152,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--run-label", default="local")
     p.add_argument(
+        "--jax-env",
+        type=Path,
+        default=None,
+        help="the env.json of another JAX release's environment (blockbench.versions): the "
+        "worker runs in it (default: this Python and the JAX installed here)",
+    )
+    p.add_argument(
         "--lock",
         type=Path,
         default=None,
@@ -179,7 +186,8 @@ def job_args(
     workflow's measure job and the GPU kit (blockbench.gpu_kit) measure through this one.
 
     `params`: budget_s, seed, matmul_precision, sampling (per process), phases (comma
-    separated, '' for all), threads, block, lock_dir (each may be empty)."""
+    separated, '' for all), threads, block, lock_dir, jax_env (each may be empty or absent;
+    jax_env: another JAX release's environment, blockbench.versions)."""
     args = [
         *("--device", cell["device"], "--workload", cell["workload"], "--impl", cell["impl"]),
         *("--size", str(cell["size"]), "--out", str(out), "--run-label", run_label),
@@ -188,9 +196,10 @@ def job_args(
     ]
     for key, value in params["sampling"].items():
         args += [f"--{key.replace('_', '-')}", str(value)]
-    for key in ("phases", "threads", "block", "lock_dir"):
+    flags = {"lock_dir": "cluster-lock-dir", "jax_env": "jax-env"}
+    for key in ("phases", "threads", "block", "lock_dir", "jax_env"):
         if params.get(key):
-            args += [f"--{'cluster-lock-dir' if key == 'lock_dir' else key}", str(params[key])]
+            args += [f"--{flags.get(key, key)}", str(params[key])]
     return args
 
 
@@ -332,14 +341,16 @@ def worker_env(device: str, n_threads: int) -> dict[str, str]:
     return env
 
 
-def run_worker(spec: CellSpec, budget_s: float, lock_fd: int) -> dict[str, Any] | None:
+def run_worker(
+    spec: CellSpec, budget_s: float, lock_fd: int, python: str = sys.executable
+) -> dict[str, Any] | None:
     """The worker's record, or None when the worker rejected the cell itself."""
     with tempfile.TemporaryDirectory(prefix="blockbench-") as tmp:
         spec_path, result, partial, err_path = (
             Path(tmp) / n for n in ("spec.json", "result.json", "partial.json", "stderr.txt")
         )
         write_json_atomic(spec_path, spec.as_dict())
-        cmd = [sys.executable, "-m", "blockbench.worker", str(spec_path), str(result), str(partial)]
+        cmd = [python, "-m", "blockbench.worker", str(spec_path), str(result), str(partial)]
         with err_path.open("w+") as err:
             proc = subprocess.Popen(
                 cmd,
@@ -378,6 +389,26 @@ def timed_out(partial: dict[str, Any], budget_s: float) -> dict[str, Any]:
         "check": None,
         "provenance": partial.get("provenance") or provenance.base(),
     }
+
+
+def unavailable(reason: str) -> dict[str, Any]:
+    """A cell its JAX release cannot run at all (its environment could not be made)."""
+    return {
+        "status": "unavailable",
+        "reason": reason,
+        "phases": {},
+        "check": None,
+        "provenance": provenance.base(),
+    }
+
+
+def version_warnings(record: dict[str, Any], planned: str) -> list[str]:
+    """The worker must have imported the release its cell was planned for."""
+    imported = (record["provenance"].get("jax") or {}).get("imported") or {}
+    got = imported.get("jax")
+    if got is None or got == planned:
+        return []
+    return [f"jax version: planned {planned}, the worker imported {got}"]
 
 
 def crashed(rc: int, stderr: str) -> dict[str, Any]:
@@ -423,8 +454,15 @@ def main(argv: list[str] | None = None) -> int:
             deadline=started + SAMPLING_SHARE * args.budget_s,
             isolate=args.isolate,
         )
+        env = read_json(args.jax_env) if args.jax_env else None
+        planned = env["jax_version"] if env else versions.installed()
         load = HostLoad(spec.cores)
-        outcome = run_worker(spec, args.budget_s, lock_fd)
+        if env and not env["usable"]:
+            outcome = unavailable(env["reason"])
+        else:
+            outcome = run_worker(
+                spec, args.budget_s, lock_fd, env["python"] if env else sys.executable
+            )
         host_load = load.finish()
         finished = time.time()
     if outcome is None:
@@ -441,6 +479,8 @@ def main(argv: list[str] | None = None) -> int:
         "block": args.block,
         "lock": str(lock),
         "schema_validated": can_validate(),
+        "jax_version": planned,
+        "jax_env": str(args.jax_env) if args.jax_env else None,
     }
     record = {
         "schema_version": SCHEMA_VERSION,
@@ -452,7 +492,9 @@ def main(argv: list[str] | None = None) -> int:
         "started_at": started,
         "finished_at": finished,
     }
-    record["warnings"] = record["warnings"] + load_warnings(host_load)
+    record["warnings"] = (
+        record["warnings"] + load_warnings(host_load) + version_warnings(record, planned)
+    )
     if can_validate():
         validate(record)
     write_json_atomic(args.out, record)

@@ -268,21 +268,25 @@ def base() -> dict[str, Any]:
 
 
 def matmul_precision() -> str:
-    import jax
+    from blockbench import jax_compat
 
-    return jax.config.jax_default_matmul_precision or "default"
+    return jax_compat.option("jax_default_matmul_precision") or "default"
 
 
 def jax_settings() -> dict[str, Any]:
     import jax
 
+    from blockbench import jax_compat
+
     return {
+        # what this process imported: the JAX-version axis checks it against the plan
+        "imported": jax_compat.versions(),
         "default_backend": _safe(jax.default_backend),
         "matmul_precision": matmul_precision(),
-        "x64": bool(jax.config.jax_enable_x64),
+        "x64": bool(jax_compat.option("jax_enable_x64")),
         "compilation_cache": {
-            "enabled": bool(jax.config.jax_enable_compilation_cache),
-            "dir": jax.config.jax_compilation_cache_dir,
+            "enabled": jax_compat.option("jax_enable_compilation_cache"),
+            "dir": jax_compat.option("jax_compilation_cache_dir"),
         },
         "devices_seen": _safe(lambda: [describe_device(d) for d in jax.devices()]),
     }

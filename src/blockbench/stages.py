@@ -12,6 +12,7 @@ from blockbench.floors import read_studies
 
 READABLE = [
     *CELL,
+    "jax_version",
     "device_model",
     "status",
     "phase",

@@ -138,6 +138,7 @@ def judge(
             rows.append(
                 {
                     "run_label": view.run_label,
+                    "jax_version": view.jax_version,
                     "claim_id": claim["id"],
                     "slug": claim["slug"],
                     "source": claim["source"],
@@ -177,6 +178,7 @@ def judge(
                 part_rows.append(
                     {
                         "run_label": view.run_label,
+                        "jax_version": view.jax_version,
                         "claim_id": claim["id"],
                         "part": r.name,
                         "kind": part.get("kind", "ratio"),
@@ -220,12 +222,13 @@ def covers_each_other(a: Any, b: Any) -> bool | None:
 
 def disagreements(table: pd.DataFrame) -> pd.Series:
     """Per row of the claims table: where another run on the same hardware (the same device
-    models) measured the same claim outside this run's CI, or reached another verdict, say
-    so. Where no between-run study widens a run's CI, it holds its processes' spread only,
-    not what changes between runs, and merged runs are where that shows."""
+    models) and JAX release measured the same claim outside this run's CI, or reached
+    another verdict, say so (another release is an axis, not a disagreement). Where no
+    between-run study widens a run's CI, it holds its processes' spread only, not what
+    changes between runs, and merged runs are where that shows."""
     notes = pd.Series("", index=table.index, dtype=object)
     measured = table[table["device_model"].fillna("") != ""]
-    for _, same in measured.groupby(["claim_id", "device_model"]):
+    for _, same in measured.groupby(["claim_id", "device_model", "jax_version"]):
         for i, a in same.iterrows():
             said = []
             for _, b in same.drop(index=i).iterrows():

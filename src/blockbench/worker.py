@@ -32,13 +32,11 @@ def main(spec_path: str, result_path: str, partial_path: str) -> None:
     die_with_parent()
     spec = CellSpec.from_dict(read_json(Path(spec_path)))
     cores.pin(spec.cores)  # before JAX starts its CPU client, which sizes its pool from this
-    import jax
-
+    from blockbench import jax_compat
     from blockbench.cell import measure
     from blockbench.registry import lookup
 
-    # The persistent cache would make compile times bimodal (hits are free); it stays off.
-    jax.config.update("jax_enable_compilation_cache", False)
+    jax_compat.disable_compilation_cache()
     try:
         lookup(spec.device, spec.workload, spec.impl, spec.size)
     except ValueError as exc:

@@ -1,7 +1,7 @@
 # Grid and target lists, computed by the blockbench package from the validated config.
 from pathlib import Path
 
-from blockbench import cluster, design, figures, grid, orchestrator
+from blockbench import cluster, design, figures, grid, orchestrator, versions
 from blockbench.floors import study_files
 from blockbench.results_io import raw_files
 from blockbench.sampling import per_process
@@ -17,7 +17,17 @@ PLAN = grid.plan(config)
 # Process r of every cell in round r; the cells a claim compares back to back (blockbench.design).
 ORDER = design.order(PLAN, CLAIM_LIST, config["repeats"], config["seed"])
 RUN = config["run_label"]
-RAW = [cell.path(RUN, r) for cell in PLAN for r in range(config["repeats"])]
+# The JAX-version axis (blockbench.versions): each release is a run of its own; the
+# installed (locked) release keeps the plain run label and this environment.
+VERSIONS = versions.requested(config)
+ENV_PRIORITY = len(ORDER) * len(VERSIONS) + 1  # above every measurement (rule jax_env)
+ENVS = config["jax_envs"]
+RAW = [
+    cell.path(versions.run_label(RUN, v), r)
+    for v in VERSIONS
+    for cell in PLAN
+    for r in range(config["repeats"])
+]
 MERGED = [str(p) for run in config["merge"] for p in raw_files(Path(run))]
 # Between-run studies (blockbench.floors): read by every stage that shows a claim's interval.
 STUDIES = study_files(config["between_run"])
@@ -29,8 +39,14 @@ TABLES = expand(
     "results/tables/measurements.parquet",
     "results/tables/processes.parquet",
     "results/tables/processes.csv",
+    "results/tables/claims_by_version.csv",
+    "results/tables/claims_by_version.md",
 ]
-FIGURES = expand("results/figures/{name}.{ext}", name=figures.NAMES, ext=["png", "svg"])
+FIGURES = expand(
+    "results/figures/{name}.{ext}",
+    name=[*figures.NAMES, "claims_by_version"],
+    ext=["png", "svg"],
+)
 CLAIMS = ["results/claims.csv", "results/claims.md", "results/claims.rst"]
 ENV = "../../environment.yml"
 
@@ -53,7 +69,22 @@ def phases_of(wc):
 
 def priority_of(wc):
     """The job's place in the run's randomized, interleaved order (higher runs first)."""
-    return ORDER.get((cell_of(wc), int(wc.repeat)), (0, ""))[0]
+    version = versions.version_of(wc.run_label)
+    return versions.priority(
+        ORDER.get((cell_of(wc), int(wc.repeat)), (0, ""))[0],
+        len(ORDER),
+        len(PLAN),
+        VERSIONS.index(version) if version in VERSIONS else 0,
+        len(VERSIONS),
+    )
+
+
+def jax_env_of(wc):
+    """The environment of the cell's JAX release; none for the installed one."""
+    version = versions.version_of(wc.run_label)
+    return (
+        [] if version == versions.installed() else [str(versions.stamp(ENVS, version))]
+    )
 
 
 def block_of(wc):

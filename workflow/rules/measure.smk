@@ -10,6 +10,8 @@
 
 
 rule measure:
+    input:
+        jax_env=jax_env_of,
     output:
         "results/raw/{run_label}/{device}/{workload}/{impl}/{size}/{repeat}.json",
     log:
@@ -44,6 +46,7 @@ rule measure:
         matmul_precision=config["matmul_precision"],
         lock_dir=LOCK_DIR,
         block=block_of,
+        jax_env=jax_env_of,
     script:
         "../scripts/measure.py"
 

@@ -16,6 +16,7 @@ params = {
     "threads": p.threads,
     "block": p.block,
     "lock_dir": p.lock_dir,
+    "jax_env": p.jax_env[0] if p.jax_env else "",
 }
 with jobs.logged(snakemake.log[0]):
     code = main(job_args(cell, int(wc.repeat), snakemake.output[0], wc.run_label, params))
