@@ -4,11 +4,13 @@
 the whole pipeline.)
 
     .venv/bin/python benchmarks/compare_runs.py RUN_A/claims.csv RUN_B/claims.csv [...]
+    .venv/bin/python benchmarks/compare_runs.py MERGED/claims.csv   # several runs in one
 
 Prints a Markdown table (each run's verdict and value, the pooled headline value with its
-modified Knapp-Hartung CI and I^2) and summary lines: verdicts that flip between reproduced
-and not_reproduced (must be none), and the share of ordered run pairs (a, b) where a's CI
-covers b's value.
+modified Knapp-Hartung CI and I^2, and the pooled verdict: of every part where the claims
+stage pooled the runs, a merged claims.csv, else of the headline part) and summary lines:
+verdicts that flip between reproduced and not_reproduced (must be none), and the share of
+ordered run pairs (a, b) where a's CI covers b's value.
 The CIs compared are the ones each run was judged on (widened by a between-run study where
 its machine had one); the pooled value uses each run's own interval (`run_ci_*`).
 """
@@ -56,16 +58,16 @@ def covers(a: pd.Series, b: pd.Series) -> bool | None:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("runs", type=Path, nargs="+", help="claims.csv of each run")
+    p.add_argument("runs", type=Path, nargs="+", help="claims.csv of each run, or of several")
     args = p.parse_args()
-    tables = [pd.read_csv(x).set_index("claim_id") for x in args.runs]
-    n = len(tables)
-    head = " | ".join(f"run {i + 1}" for i in range(n))
-    print(f"| claim | {head} | pooled [95% CI] | I^2 | pooled headline | covered pairs |")
-    print("|---|" + "---|" * n + "---|---|---|---|")
+    table = pd.concat([pd.read_csv(x) for x in args.runs], ignore_index=True)
+    labels = list(dict.fromkeys(table["run_label"]))
+    head = " | ".join(f"run {label}" for label in labels)
+    print(f"| claim | {head} | pooled [95% CI] | I^2 | pooled verdict | covered pairs |")
+    print("|---|" + "---|" * len(labels) + "---|---|---|---|")
     flips, pairs, covering = [], 0, 0
-    for claim in tables[0].index:
-        rows = [t.loc[claim] for t in tables if claim in t.index]
+    for claim, group in table.groupby("claim_id", sort=True):
+        rows = [r for _, r in group.drop_duplicates("run_label").iterrows()]
         verdicts = {r["verdict"] for r in rows}
         if verdicts >= DECISIVE:
             flips.append(claim)
@@ -79,6 +81,9 @@ def main() -> None:
         pairs += checked
         covering += mine
         value, i2, outcome = pooled(rows)
+        judged = group["pooled_verdict"].dropna() if "pooled_verdict" in group else []
+        if len(judged) and judged.iloc[0]:  # the claims stage pooled every part
+            outcome = f"{judged.iloc[0]} (all parts)"
         cells = " | ".join(f"{r['verdict']}: {show(r)}" for r in rows)
         cover = f"{mine}/{checked}" if checked else "-"
         print(f"| {claim} | {cells} | {value} | {i2} | {outcome} | {cover} |")

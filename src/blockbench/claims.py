@@ -572,7 +572,10 @@ def with_between(r: PartResult, between: Between | None) -> PartResult:
     low, high = r.on_scale(r.run_low), r.on_scale(r.run_high)
     wide_low, wide_high, _ = widen(y, se, r.df, between)
     stretch = (wide_high - wide_low) / (high - low)
-    low, high = r.from_scale(y - (y - low) * stretch), r.from_scale(y + (high - y) * stretch)
+    if stretch <= 1 + 1e-12:  # the run's own interval stands (random_effects.widen)
+        low, high = r.run_low, r.run_high
+    else:
+        low, high = r.from_scale(y - (y - low) * stretch), r.from_scale(y + (high - y) * stretch)
     return replace(
         r, ci_low=low, ci_high=high, outcome=decide(r.condition, low, high), between=between
     )
