@@ -2,6 +2,7 @@
 files, with coverage checked by simulation under a two-level model."""
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -211,3 +212,33 @@ def test_runs_on_different_hardware_are_never_pooled() -> None:
     table, _ = verdicts.judge(cells, procs, [CLAIM])
     assert list(table["runs_pooled"]) == [1, 1]
     assert table["pooled_value"].isna().all()
+
+
+RUNS_DIR = Path(__file__).resolve().parents[1] / "results/reference/dev-2core-epyc-runs"
+STUDY = Path(__file__).resolve().parents[1] / "config/between_run/amd-epyc-2cpu.yaml"
+
+
+def test_committed_study_pools_three_runs_whose_ci_covers_the_fourth() -> None:
+    """The real check: four default runs on the development VM, hours apart (the study's
+    runs, in the order they were made). Pooled over the first three, each measured claim's
+    interval holds the fourth run's value."""
+    runs = [r["label"] for r in sorted(read_study(STUDY).runs, key=lambda r: r["started"])]
+    assert len(runs) == 4
+    table = pd.read_csv(RUNS_DIR / "claims.csv")
+    checked = covered = 0
+    for _, rows in table.groupby("claim_id"):
+        by_run = rows.set_index("run_label")
+        points = [
+            claims.scaled(
+                *by_run.loc[r, ["measured", "run_ci_low", "run_ci_high", "run_df"]],
+                by_run.loc[r, "scale"],
+            )
+            for r in runs[:3]
+        ]
+        if any(p is None for p in points):
+            continue
+        got = pool(*zip(*points, strict=True))
+        fourth = by_run.loc[runs[3]]
+        checked += 1
+        covered += got.low <= claims.on_scale(fourth["measured"], fourth["scale"]) <= got.high
+    assert checked >= 8 and covered == checked, (covered, checked)

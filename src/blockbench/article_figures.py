@@ -126,6 +126,8 @@ def pooled_point(points: list[Point]) -> Point:
     """Runs' points of one row pooled on the log scale (random effects, modified
     Knapp-Hartung); only where at least two runs measured it at the same size."""
     got = [p for p in points if p.value is not None and p.low is not None and p.low > 0]
+    if not got:
+        return Point()  # no run measured it: each run's row already says why
     if len(got) < 2 or len({p.note for p in got}) > 1:
         return Point(note="not pooled")
     se = [se_of(math.log(p.low), math.log(p.high), p.df) for p in got]
