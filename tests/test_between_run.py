@@ -3,6 +3,7 @@ files, with coverage checked by simulation under a two-level model."""
 
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -29,29 +30,37 @@ def simulated_run(rng: np.random.Generator, mu: float, tau: float, sigma: float)
     return values.mean(), values.std(ddof=1) / math.sqrt(PROCESSES)
 
 
-@pytest.mark.parametrize("tau,sigma", [(0.0, 0.05), (0.05, 0.05), (0.15, 0.03)])
-def test_pooled_interval_covers_the_mean_across_runs(tau: float, sigma: float) -> None:
-    rng = np.random.default_rng(1)
+def coverage(seed: int, tau: float, sigma: float, interval: Any) -> float:
+    """Share of SIMS studies of 4 runs (mean 0) where `interval(rng, y, se)` holds 0."""
+    rng = np.random.default_rng(seed)
     hits = 0
     for _ in range(SIMS):
         y, se = zip(*(simulated_run(rng, 0.0, tau, sigma) for _ in range(4)), strict=True)
+        low, high = interval(rng, y, se)
+        hits += low <= 0.0 <= high
+    return hits / SIMS
+
+
+@pytest.mark.parametrize("tau,sigma", [(0.0, 0.05), (0.05, 0.05), (0.15, 0.03)])
+def test_pooled_interval_covers_the_mean_across_runs(tau: float, sigma: float) -> None:
+    def pooled(rng: Any, y: tuple, se: tuple) -> tuple[float, float]:
         got = pool(y, se)
-        hits += got.low <= 0.0 <= got.high
-    assert LOW <= hits / SIMS <= HIGH, hits / SIMS
+        return got.low, got.high
+
+    share = coverage(1, tau, sigma, pooled)
+    assert LOW <= share <= HIGH, share
 
 
 @pytest.mark.parametrize("tau,sigma", [(0.0, 0.05), (0.05, 0.05), (0.15, 0.03)])
 def test_floor_widened_run_covers_the_mean_across_runs(tau: float, sigma: float) -> None:
     """A study of 4 runs, then one new run judged on its interval plus the study's tau^2."""
-    rng = np.random.default_rng(2)
-    hits = 0
-    for _ in range(SIMS):
-        y, se = zip(*(simulated_run(rng, 0.0, tau, sigma) for _ in range(4)), strict=True)
-        between = reml(y, se)
+
+    def widened(rng: Any, y: tuple, se: tuple) -> tuple[float, float]:
         value, own = simulated_run(rng, 0.0, tau, sigma)
-        low, high, _ = widen(value, own, PROCESSES - 1, between)
-        hits += low <= 0.0 <= high
-    assert LOW <= hits / SIMS <= HIGH, hits / SIMS
+        return widen(value, own, PROCESSES - 1, reml(y, se))[:2]
+
+    share = coverage(2, tau, sigma, widened)
+    assert LOW <= share <= HIGH, share
 
 
 def test_unwidened_interval_undercovers_when_runs_differ() -> None:

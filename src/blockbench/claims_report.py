@@ -151,7 +151,7 @@ def _between(runs: pd.DataFrame) -> list[str]:
     """What this run's intervals cover (the between-run study, or this run only)."""
     if "between_run" not in runs:
         return []
-    said = sorted(set(runs["between_run"].dropna()))
+    said = sorted({s for s in runs["between_run"].dropna() if s})
     return [f"Intervals: {'; '.join(said)}.", ""] if said else []
 
 
