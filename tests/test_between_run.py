@@ -251,3 +251,13 @@ def test_committed_study_pools_three_runs_whose_ci_covers_the_fourth() -> None:
         checked += 1
         covered += got.low <= claims.on_scale(fourth["measured"], fourth["scale"]) <= got.high
     assert checked >= 8 and covered == checked, (covered, checked)
+
+
+def test_article_figures_pool_a_rows_points_only_where_two_runs_measured_it() -> None:
+    from blockbench.article_figures import Point, pooled_point
+
+    points = [Point(2.0, 1.5, 2.6, "", 2.0), Point(2.4, 2.0, 2.9, "", 2.0)]
+    got = pooled_point(points)
+    assert 2.0 < got.value < 2.4 and got.low < got.value < got.high
+    assert pooled_point([points[0], Point(note="not run: no GPU")]).note == "not pooled"
+    assert pooled_point([Point(note="not run: no GPU")] * 2) == Point()

@@ -22,9 +22,9 @@ from matplotlib.transforms import blended_transform_factory
 
 from blockbench import resampling
 from blockbench.articles import Articles, Figure, Source
-from blockbench.claims import Missing, RunView, choose_size, growth_fit, ratio_at
+from blockbench.claims import Missing, RunView, choose_size, growth_fit, ratio_at, scaled
 from blockbench.pooling import pool_groups
-from blockbench.random_effects import pool, se_of
+from blockbench.random_effects import pool
 from blockbench.spec import PHASE_WORDS
 
 ARTICLE_COLOR = "0.2"
@@ -130,8 +130,7 @@ def pooled_point(points: list[Point]) -> Point:
         return Point()  # no run measured it: each run's row already says why
     if len(got) < 2 or len({p.note for p in got}) > 1:
         return Point(note="not pooled")
-    se = [se_of(math.log(p.low), math.log(p.high), p.df) for p in got]
-    r = pool([math.log(p.value) for p in got], se)
+    r = pool(*zip(*(scaled(p.value, p.low, p.high, p.df, "log") for p in got), strict=True))
     return Point(math.exp(r.estimate), math.exp(r.low), math.exp(r.high), got[0].note)
 
 
