@@ -16,6 +16,7 @@ import pytest
 from conftest import run_measure
 
 from blockbench import aggregate, cores, verdicts
+from blockbench.cell import WARMED_BY_CHECK
 from blockbench.measure import host_lock
 from blockbench.results_io import validate, write_json_atomic
 
@@ -38,6 +39,25 @@ def test_an_ok_cell_records_phases_check_and_provenance(measure_cli):
     for phase in ("trace_lower", "compile"):
         samples = record["phases"][phase]["samples_s"]
         assert samples[0] < 2.5 * record["phases"][phase]["median_s"], (phase, samples)
+
+
+def test_a_jax_cells_ratio_phases_are_sampled_in_turn(measure_cli):
+    rc, record, _ = measure_cli(
+        "--device", "cpu", "--workload", "dot_xx", "--impl", "jax", "--size", "64"
+    )
+    assert rc == 0 and record["status"] == "ok"
+    turns = {name for name, phase in record["phases"].items() if phase["in_turn"]}
+    assert turns == {"dispatch", "steady", "asarray"}
+
+
+def test_a_steady_only_cell_is_checked_first_and_the_check_warms_it_up(measure_cli):
+    rc, record, _ = measure_cli(
+        "--device", "cpu", "--workload", "matmul", "--impl", "jax", "--size", "64",
+        "--phases", "steady",
+    )  # fmt: skip
+    assert rc == 0 and record["status"] == "ok" and record["check"]["passed"]
+    assert record["phases"]["steady"]["note"] == WARMED_BY_CHECK
+    assert record["provenance"]["config"]["rule"]["warmup"] == 1  # the run's rule is intact
 
 
 def test_an_absent_device_is_unavailable_and_says_what_jax_sees(measure_cli):

@@ -6,7 +6,20 @@ import time
 import numpy as np
 import pytest
 
-from blockbench.sampling import BUDGET, TIME_CAP, StopRule, calibrate, collect, per_process
+from blockbench.disturbance import OUTSIDE, Disturbance
+from blockbench.sampling import (
+    BUDGET,
+    LONG,
+    TIME_CAP,
+    Collected,
+    Sampler,
+    StopRule,
+    _stop_reason,
+    calibrate,
+    collect,
+    in_turn,
+    per_process,
+)
 from blockbench.stats import median_ci, relative_ci_halfwidth, summarize
 
 
@@ -167,3 +180,57 @@ def test_single_call_phases_take_30_samples_where_they_fit_and_fewer_where_calls
     assert all(s < 0.001 for s in fast.samples_s)  # the wait is not in the sample
     long = collect(slow, rule, calibrated=False, warm=True, single_calls=30)
     assert long.floor == 2 and len(long.samples_s) == 2  # 1 s of wall / 0.5 s a call: min_samples
+
+
+def test_phases_in_turn_alternate_sample_by_sample_and_each_counts_its_own_time():
+    calls: list[str] = []
+
+    def phase(name: str, seconds: float):
+        def run(loops: int, window) -> None:
+            window.start()
+            for _ in range(loops):
+                busy(seconds)
+            window.stop()
+            calls.append(name)
+
+        return run
+
+    rule = StopRule(min_samples=4, min_time_s=0.0, max_time_s=0.05, target_rel_ci=1e-9)
+    a, b = Sampler(phase("a", 0.006), rule), Sampler(phase("b", 0.006), rule)
+    got_a, got_b = in_turn([a, b])
+    assert calls[:4] == ["a", "a", "b", "b"]  # each warms up and calibrates (one 6 ms call)
+    assert calls[4:10] == ["a", "b"] * 3  # then one sample of each, in turn
+    # each phase's 50 ms cap counts its own samples' time, not the other's: ~8 samples each
+    assert 6 <= len(got_a.samples_s) <= 12 and 6 <= len(got_b.samples_s) <= 12
+    assert got_a.stop == got_b.stop == TIME_CAP
+
+
+def test_one_clean_long_sample_stands_for_its_process_and_a_short_one_does_not():
+    rule = StopRule(min_samples=3, min_time_s=0.0, max_time_s=0.01, long_sample_s=0.02)
+    long = collect(timed(lambda: busy(0.03)), rule, calibrated=False)
+    assert long.stop == LONG and len(long.samples_s) == 1
+    short = collect(timed(lambda: busy(0.005)), rule, calibrated=False)
+    assert short.stop == TIME_CAP and len(short.samples_s) == 3
+
+
+def test_a_disturbed_long_sample_does_not_stand_alone():
+    rule = StopRule(min_samples=2, long_sample_s=0.02)
+    out = Collected(samples_s=[1.0], disturbances=[Disturbance(10**9, 0, 0, 0, 10**8, OUTSIDE)])
+    assert _stop_reason(out, rule, elapsed=1.0, last_wall=1.0, deadline=None) == ""
+    clean = Collected(samples_s=[1.0], disturbances=[None])
+    assert _stop_reason(clean, rule, elapsed=1.0, last_wall=1.0, deadline=None) == LONG
+
+
+def test_the_single_call_floor_is_judged_from_the_fastest_warm_up_call():
+    walls = iter([0.3, 0.001, 0.001])  # the first warm-up call waited behind a neighbour
+
+    def run(loops: int, window) -> None:
+        wait = next(walls, 0.001)
+        window.start()
+        busy(1e-5)
+        window.stop()
+        busy(wait)
+
+    rule = StopRule(min_samples=2, min_time_s=0.0, max_time_s=0.001)
+    got = collect(run, rule, calibrated=False, warm=True, single_calls=30)
+    assert got.floor == 30 and len(got.samples_s) == 30

@@ -183,6 +183,20 @@ def test_a_cell_two_blocks_ask_for_is_measured_once_with_both_blocks_phases():
     }
 
 
+def test_a_blocks_sampling_keys_replace_the_runs_for_its_cells_only():
+    config = {
+        "devices": ["cpu"],
+        "sampling": {"min_time_s": 0.05, "max_time_s": 0.3},
+        "workloads": [
+            {"name": "selu", "impls": ["jax"], "sizes": [10], "sampling": {"max_time_s": 1.2}},
+            {"name": "selu", "impls": ["numpy"], "sizes": [10]},
+        ],
+    }
+    got = grid.sampling(config)
+    assert got[grid.Cell("cpu", "selu", "jax", 10)] == {"min_time_s": 0.05, "max_time_s": 1.2}
+    assert got[grid.Cell("cpu", "selu", "numpy", 10)] == {"min_time_s": 0.05, "max_time_s": 0.3}
+
+
 def test_impl_sizes_must_name_a_listed_implementation():
     config = {
         "workloads": [
@@ -291,6 +305,17 @@ def test_numpy_cells_under_snakemake_use_as_many_blas_threads_as_the_cell_has_co
         assert threads["parity"], threads
     table = pd.read_csv(tiny_run / "results/tables/measurements.csv")
     assert table[table["run_label"] == "tiny"]["thread_parity"].dropna().all()
+
+
+@pytest.mark.slow
+def test_a_blocks_own_sampling_reaches_its_cells_processes(tiny_run):
+    """tiny.TINY gives dot_xx `max_time_s: 0.1` against the run's 0.05, over 2 processes."""
+    for path in (tiny_run / "results/raw/tiny/cpu").rglob("*.json"):
+        record = json.loads(path.read_text())
+        if record["status"] != "ok":
+            continue
+        expected = 0.05 if record["cell"]["workload"] == "dot_xx" else 0.025
+        assert record["provenance"]["config"]["rule"]["max_time_s"] == expected, path
 
 
 @pytest.mark.slow

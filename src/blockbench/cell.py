@@ -17,7 +17,16 @@ import numpy as np
 from blockbench import cores, harness, provenance
 from blockbench.disturbance import INSIDE, OUTSIDE, Probe
 from blockbench.registry import Impl, Workload, lookup
-from blockbench.sampling import BUDGET, SAMPLE_CAP, TIMER_COST_S, Collected, PhaseRun, collect
+from blockbench.sampling import (
+    BUDGET,
+    LONG,
+    SAMPLE_CAP,
+    TIMER_COST_S,
+    Collected,
+    PhaseRun,
+    Sampler,
+    in_turn,
+)
 from blockbench.spec import CellSpec
 from blockbench.stats import SLOW_SHARE, choose_kept, kept_samples, slow_mode, summarize, wilson
 
@@ -143,6 +152,8 @@ class Phase:
     once: bool = False  # a NumPy function has exactly one first call
     # one call per sample, warmed up, and at least SINGLE_CALL_SAMPLES of them (dispatch)
     single_call: bool = False
+    # sampled alternately with the cell's other `turns` phases (blockbench.sampling.in_turn)
+    turns: bool = False
 
     note: str = ""  # what a reader of the phase must know (kept in its record)
 
@@ -150,6 +161,7 @@ class Phase:
         return replace(rule, max_samples=1) if self.once else rule
 
 
+WARMED_BY_CHECK = "warmed up by the correctness check's call, made just before"
 # Why an accelerator's first call is one sample, measured first.
 COLD_FIRST_CALL = (
     "one cold call per process, before any other compile of the program: XLA's GPU "
@@ -196,12 +208,29 @@ def phase_plan(
                 lambda: harness.dispatch(call, args, output().wait),
                 calibrated=False,
                 single_call=True,
+                turns=True,
             ),
-            Phase("steady", lambda: harness.steady(call, args, output().wait)),
-            Phase("asarray", lambda: harness.asarray(call, args, output().to_host)),
+            Phase("steady", lambda: harness.steady(call, args, output().wait), turns=True),
+            Phase("asarray", lambda: harness.asarray(call, args, output().to_host), turns=True),
             Phase("device_to_host", lambda: harness.device_to_host(call, args)),
         ]
     return [p for p in plan if wanted is None or p.name in wanted]
+
+
+def turn_groups(plan: list[Phase]) -> list[list[Phase]]:
+    """The plan as the groups sampled together: every `turns` phase in one group, at the
+    place of the first of them; every other phase alone, in plan order."""
+    groups: list[list[Phase]] = []
+    turns: list[Phase] | None = None
+    for phase in plan:
+        if not phase.turns:
+            groups.append([phase])
+        elif turns is None:
+            turns = [phase]
+            groups.append(turns)
+        else:
+            turns.append(phase)
+    return groups
 
 
 def warnings(record: dict[str, Any], rule_min_samples: int, device: str = "cpu") -> list[str]:
@@ -215,7 +244,7 @@ def warnings(record: dict[str, Any], rule_min_samples: int, device: str = "cpu")
             f"thread parity: the cell ran on {threads['n_cores']} core(s) but {threads['mismatch']}"
         )
     for name, phase in record["phases"].items():
-        if phase["n"] < rule_min_samples and phase["stop"] != SAMPLE_CAP:  # not a one-off
+        if phase["n"] < rule_min_samples and phase["stop"] not in (SAMPLE_CAP, LONG):
             why = "the cell's time budget ran out" if phase["stop"] == BUDGET else phase["stop"]
             out.append(f"{name}: {phase['n']} sample(s) < {rule_min_samples} ({why})")
         spread = phase["iqr_s"] / phase["median_s"] if phase["median_s"] > 0 else 0.0
@@ -272,26 +301,48 @@ def measure(spec: CellSpec, progress: Callable[[dict[str, Any]], None]) -> dict[
             probe = Probe(tuple(sorted(watched)))  # a neighbour there disturbs us too
         host_args = workload.make_inputs(spec.size, np.random.default_rng(spec.seed))
         with jax.default_device(dev):
-            for phase in phase_plan(impl, dev, host_args, spec.phases):
-                record["current_phase"] = phase.name
+
+            def check() -> dict[str, Any]:
+                args = host_args if impl.host_inputs else jax.device_put(host_args, dev)
+                out = harness.block(harness.jitted(impl)(*args))
+                return check_record(workload, impl, host_args, out, dev)
+
+            plan = phase_plan(impl, dev, host_args, spec.phases)
+            # A plan that opens on the steady phase (the 5000 matmul, the 64x32 loop: steady
+            # alone) is checked first, and the check's call, the same call on the same
+            # inputs, is that phase's warm-up: a call of seconds is not made twice for one
+            # purpose. Any other plan opens on a phase the check's call would warm wrongly.
+            check_first = bool(plan) and plan[0].name == "steady"
+            if check_first:
+                record["check"] = check()
+            for group in turn_groups(plan):
+                record["current_phase"] = "+".join(phase.name for phase in group)
                 progress(record)
-                with harness.no_implicit_transfers(impl):
-                    collected = collect(
+                warmed = check_first and group[0] is plan[0]
+                samplers = [
+                    Sampler(
                         phase.build(),
-                        phase.rule(spec.rule),
+                        replace(phase.rule(spec.rule), warmup=0)
+                        if warmed
+                        else phase.rule(spec.rule),
                         phase.calibrated,
                         spec.deadline,
                         probe=probe,
                         warm=phase.calibrated or phase.single_call,
                         single_calls=SINGLE_CALL_SAMPLES if phase.single_call else 0,
                     )
-                record["phases"][phase.name] = phase_record(collected)
-                if phase.note:
-                    record["phases"][phase.name]["note"] = phase.note
+                    for phase in group
+                ]
+                with harness.no_implicit_transfers(impl):
+                    collected = in_turn(samplers)
+                for phase, got in zip(group, collected, strict=True):
+                    record["phases"][phase.name] = phase_record(got) | {"in_turn": len(group) > 1}
+                    note = phase.note or (WARMED_BY_CHECK if warmed else "")
+                    if note:
+                        record["phases"][phase.name]["note"] = note
             del record["current_phase"]
-            args = host_args if impl.host_inputs else jax.device_put(host_args, dev)
-            out = harness.block(harness.jitted(impl)(*args))
-            record["check"] = check_record(workload, impl, host_args, out, dev)
+            if not check_first:
+                record["check"] = check()
             # clocks, power, temperature and peak memory at cell start are idle values: read
             # them again once the device has worked (both kept)
             record["provenance"]["device_after"] = provenance.device(dev)

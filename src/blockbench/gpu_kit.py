@@ -109,16 +109,19 @@ def phase_s(model: dict[str, Any], cell: Cell, phase: str, rule: StopRule) -> fl
         once = phase == "first_call" and (
             device == "gpu" or impls_of(cell.workload)[cell.impl].style == "numpy"
         )
-        return (1 if once else rule.min_samples) * (model["compile_s"][device] + call)
+        one = model["compile_s"][device] + call
+        return (1 if once or one >= rule.long_sample_s else rule.min_samples) * one
     if phase == "dispatch":
         return call + max(min(30 * call, SINGLE_CALL_WALL_S), rule.min_samples * call)
+    if call >= rule.long_sample_s:  # one clean sample stands for the process
+        return rule.warmup * call + call
     return rule.warmup * call + 3 * sample + max(rule.min_samples * sample, rule.max_time_s)
 
 
 def process_s(config: dict[str, Any], job: Job) -> float:
     """The model's seconds for one worker process of `job`'s cell."""
     model = config["kit"]["estimate"]
-    rule = StopRule(**per_process(config["sampling"], config["repeats"]))
+    rule = StopRule(**per_process(grid.sampling(config)[job.cell], config["repeats"]))
     style = impls_of(job.cell.workload)[job.cell.impl].style
     phases = [p for p in STYLE_PHASES[style] if job.phases is None or p in job.phases]
     device = "gpu" if job.cell.device in ACCELERATORS else "cpu"

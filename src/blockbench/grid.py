@@ -8,6 +8,7 @@ phase, and the article's large size with only the phases its claims use). A cell
 blocks ask for is measured once, with the phases of both.
 """
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -95,17 +96,10 @@ def _union(a: Phases, b: Phases) -> Phases:
     return None if a is None or b is None else _ordered(set(a) | set(b))
 
 
-def plan(config: dict[str, Any]) -> dict[Cell, Phases]:
-    """Every cell of the run with the phases it measures.
-
-    `accelerator_sizes` (the articles' large sizes) join when a GPU or TPU is in the run, on
-    the accelerators and for the CPU baseline the accelerator claims are measured against.
-    A block's own `devices` narrows the run's for its cells, so that a GPU run adds only the
-    GPU cells some claim uses (a stencil on a GPU is no article's).
-    """
+def _block_cells(config: dict[str, Any]) -> Iterator[tuple[dict[str, Any], Cell, Phases]]:
+    """Every (block, cell, the block's phases) the configuration asks for."""
     devices = config["devices"]
     with_accelerator = any(d in ACCELERATORS for d in devices)
-    out: dict[Cell, Phases] = {}
     for spec in config["workloads"]:
         name = spec["name"]
         registry = impls_of(name)
@@ -119,9 +113,30 @@ def plan(config: dict[str, Any]) -> dict[Cell, Phases]:
                 if with_accelerator and (device in ACCELERATORS or impl == baseline):
                     sizes |= set(spec.get("accelerator_sizes", []))
                 for size in sizes:
-                    cell = Cell(device, name, impl, size)
-                    out[cell] = _union(out[cell], phases) if cell in out else phases
+                    yield spec, Cell(device, name, impl, size), phases
+
+
+def plan(config: dict[str, Any]) -> dict[Cell, Phases]:
+    """Every cell of the run with the phases it measures.
+
+    `accelerator_sizes` (the articles' large sizes) join when a GPU or TPU is in the run, on
+    the accelerators and for the CPU baseline the accelerator claims are measured against.
+    A block's own `devices` narrows the run's for its cells, so that a GPU run adds only the
+    GPU cells some claim uses (a stencil on a GPU is no article's).
+    """
+    out: dict[Cell, Phases] = {}
+    for _, cell, phases in _block_cells(config):
+        out[cell] = _union(out[cell], phases) if cell in out else phases
     return dict(sorted(out.items()))
+
+
+def sampling(config: dict[str, Any]) -> dict[Cell, dict[str, Any]]:
+    """The sampling settings of every cell: the run's `sampling`, with the keys that a
+    block of the cell sets in its own `sampling` (a later block's win)."""
+    out: dict[Cell, dict[str, Any]] = {}
+    for spec, cell, _ in _block_cells(config):
+        out.setdefault(cell, dict(config["sampling"])).update(spec.get("sampling", {}))
+    return out
 
 
 def cells(config: dict[str, Any]) -> list[Cell]:

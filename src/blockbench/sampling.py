@@ -62,6 +62,7 @@ PhaseRun = Callable[[int, Window], None]
 # Why a phase stopped sampling (recorded with every phase).
 CONVERGED, TIME_CAP, SAMPLE_CAP, BUDGET = "converged", "time_cap", "sample_cap", "budget"
 DISTURBED = "disturbed"  # the floor of undisturbed samples was out of reach
+LONG = "long_sample"  # one clean sample of a call that takes seconds stands for the process
 # A disturbed sample does not count towards the floor: sampling goes on, up to this many
 # times the floor in all, so that a neighbour that comes and goes costs a few samples more,
 # not the phase its clean ones.
@@ -72,9 +73,10 @@ EXTRA_FOR_DISTURBED = 3
 class StopRule:
     """When a phase has been sampled enough (the nvbench / pyperf idea, on the median's CI).
 
-    `min_samples` is a floor that the time cap cannot cut: a 2 s call gets min_samples
+    `min_samples` is a floor that the time cap cannot cut: a 0.5 s call gets min_samples
     samples, not the one a fixed cap would allow, so the cap scales with the call's duration.
-    Only the cell's time budget (a deadline) stops a phase below the floor, and says so.
+    Only the cell's time budget (a deadline) or one clean sample of `long_sample_s` or more
+    stops a phase below the floor, and the phase's `stop` says which.
     """
 
     target_rel_ci: float = 0.01  # stop once the 95% CI of the median is within +-1%
@@ -84,6 +86,11 @@ class StopRule:
     max_samples: int = 2000
     sample_time_s: float = 0.005  # calibrate loops so one sample lasts at least this
     warmup: int = 1
+    # A first sample this long (wall seconds) and undisturbed is the process's value: the
+    # spread that matters is between processes, which a second 5 s call of the same process
+    # does not measure, and the default grid's longest cells (the eager 64x32 loop, the jit
+    # compile of the 16-row loop) then cost a third less.
+    long_sample_s: float = 1.0
 
 
 def per_process(cell: dict[str, float], repeats: int) -> dict[str, float]:
@@ -105,6 +112,7 @@ def per_process(cell: dict[str, float], repeats: int) -> dict[str, float]:
 
 # Wall time per process within which a single-call phase takes its raised floor of samples.
 SINGLE_CALL_WALL_S = 0.5
+SINGLE_CALL_WARMUPS = 3
 
 
 @dataclass
@@ -149,6 +157,73 @@ def calibrate(
         loops *= 10
 
 
+class Sampler:
+    """One phase's sampling, a sample at a time, so that several phases can take turns.
+
+    `prepare` warms up and calibrates; each `step` takes one sample unless the stop rule
+    says the phase is done. A phase's time limits count its own samples' wall time (with
+    the untimed work around the timed region), never the warm-up and calibration before
+    them nor the other phases' samples between its own.
+    """
+
+    def __init__(
+        self,
+        run: PhaseRun,
+        rule: StopRule,
+        calibrated: bool = True,
+        deadline: float | None = None,
+        probe: Probe | None = None,
+        warm: bool | None = None,
+        single_calls: int = 0,
+    ) -> None:
+        self.run, self.rule, self.calibrated = run, rule, calibrated
+        self.deadline, self.probe, self.single_calls = deadline, probe, single_calls
+        self.warm = calibrated if warm is None else warm
+        self.out = Collected()
+        self.last_wall = 0.0
+        self.spent = 0.0
+
+    def prepare(self) -> None:
+        walls: list[float] = []
+        if self.warm:
+            # a single-call phase judges how many calls fit from its fastest of a few
+            # warm-up calls: one call that a neighbour slowed must not cut the floor
+            for _ in range(max(self.rule.warmup, SINGLE_CALL_WARMUPS if self.single_calls else 0)):
+                t0 = time.perf_counter()
+                timed(self.run, 1)
+                walls.append(time.perf_counter() - t0)
+            self.last_wall = walls[-1] if walls else 0.0
+        if self.single_calls:
+            fit = int(SINGLE_CALL_WALL_S / max(min(walls, default=0.0), 1e-9))
+            floor = max(self.rule.min_samples, min(self.single_calls, fit))
+            self.rule = replace(self.rule, min_samples=floor)
+            self.out.floor = floor
+            self.last_wall = 0.0
+        if self.calibrated:
+            out = self.out
+            out.loops, first, disturbance, self.last_wall = calibrate(
+                self.run, self.rule.sample_time_s, probe=self.probe
+            )
+            out.samples_s.append(first)
+            out.disturbances.append(disturbance)
+        self.spent = self.last_wall
+
+    def step(self) -> bool:
+        """Take one sample; False (and `out.stop` set) once the phase is done."""
+        out = self.out
+        if out.samples_s:
+            out.stop = _stop_reason(out, self.rule, self.spent, self.last_wall, self.deadline)
+            if out.stop:
+                return False
+        t0 = time.perf_counter()
+        spent, window = timed(self.run, out.loops, self.probe)
+        self.last_wall = time.perf_counter() - t0
+        self.spent += self.last_wall
+        out.samples_s.append(spent / out.loops)
+        out.disturbances.append(window.disturbance())
+        return True
+
+
 def collect(
     run: PhaseRun,
     rule: StopRule,
@@ -169,36 +244,24 @@ def collect(
     SINGLE_CALL_WALL_S of wall time (a 10 us dispatch that waits 170 ms for its matmul
     before the next one gets fewer), judged from the warm-up call.
     """
-    out = Collected()
-    last_wall = 0.0
-    if calibrated if warm is None else warm:
-        for _ in range(rule.warmup):
-            t0 = time.perf_counter()
-            timed(run, 1)
-            last_wall = time.perf_counter() - t0
-    if single_calls:
-        fit = int(SINGLE_CALL_WALL_S / max(last_wall, 1e-9))
-        rule = replace(rule, min_samples=max(rule.min_samples, min(single_calls, fit)))
-        out.floor = rule.min_samples
-        last_wall = 0.0
-    if calibrated:
-        out.loops, first, disturbance, last_wall = calibrate(run, rule.sample_time_s, probe=probe)
-        out.samples_s.append(first)
-        out.disturbances.append(disturbance)
-    # the phase's time limits count sampling, not the warm-up and calibration before it: a
-    # phase whose calls wait long outside the timed region (a dispatch) would otherwise
-    # spend its whole share of the cell's time before its second sample
-    start = time.perf_counter() - last_wall
-    while True:
-        if out.samples_s:
-            out.stop = _stop_reason(out, rule, time.perf_counter() - start, last_wall, deadline)
-            if out.stop:
-                return out
-        t0 = time.perf_counter()
-        spent, window = timed(run, out.loops, probe)
-        last_wall = time.perf_counter() - t0
-        out.samples_s.append(spent / out.loops)
-        out.disturbances.append(window.disturbance())
+    sampler = Sampler(run, rule, calibrated, deadline, probe, warm, single_calls)
+    sampler.prepare()
+    while sampler.step():
+        pass
+    return sampler.out
+
+
+def in_turn(samplers: list[Sampler]) -> list[Collected]:
+    """Sample several phases of one cell alternately, one sample of each in turn, until
+    every one is done. Phases that a claim divides by each other (A2: the readback over the
+    blocked call) then see the same seconds of the machine: a minute in which the host
+    runs slow raises both, and their ratio within the process stays put."""
+    for sampler in samplers:
+        sampler.prepare()
+    going = list(samplers)
+    while going:
+        going = [s for s in going if s.step()]
+    return [s.out for s in samplers]
 
 
 def undisturbed(out: Collected) -> int:
@@ -215,6 +278,8 @@ def _stop_reason(
         out.rel_ci = relative_ci_halfwidth(out.samples_s)
     if taken >= rule.max_samples:
         return SAMPLE_CAP
+    if taken == n == 1 and last_wall >= rule.long_sample_s:
+        return LONG
     if n < rule.min_samples and taken >= EXTRA_FOR_DISTURBED * rule.min_samples:
         return DISTURBED
     if n >= rule.min_samples:

@@ -14,6 +14,7 @@ CLAIM_LIST = read_claims(config["claims"], config["articles"])
 QUIET = orchestrator.quiet_rescheduling()
 
 PLAN = grid.plan(config)
+SAMPLING = grid.sampling(config)
 # Process r of every cell in round r; the cells a claim compares back to back (blockbench.design).
 ORDER = design.order(PLAN, CLAIM_LIST, config["repeats"], config["seed"])
 RUN = config["run_label"]
@@ -65,6 +66,11 @@ def cell_of(wc):
 def phases_of(wc):
     """The phases a cell measures, for measure.py's --phases ('' : all that apply)."""
     return ",".join(PLAN.get(cell_of(wc)) or ())
+
+
+def sampling_of(wc):
+    """The cell's sampling settings (its blocks' own keys over the run's), per process."""
+    return per_process(SAMPLING[cell_of(wc)], config["repeats"])
 
 
 def priority_of(wc):

@@ -38,7 +38,7 @@ rule measure:
         slurm_account=ACCOUNT,
         slurm_extra="--exclusive" if CLUSTER["exclusive_cpu"] else "",
     params:
-        sampling=per_process(config["sampling"], config["repeats"]),
+        sampling=sampling_of,
         budget_s=config["budget_s"],
         phases=phases_of,
         threads=config["threads"],
