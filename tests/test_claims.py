@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from blockbench import articles, claim_rules, claims_report, resampling, verdicts
+from blockbench import articles, claim_rules, claims, claims_report, resampling, verdicts
 from blockbench.aggregate import cells, measurements, speedups
 from blockbench.registry import WORKLOADS
 from blockbench.results_io import raw_files
@@ -435,3 +435,19 @@ def test_cells_measured_in_one_block_are_divided_round_by_round():
         width = got["ci_high"] / got["ci_low"]
         assert got["measured"] == pytest.approx(2.0, rel=0.02)
         assert bool(width < 1.1) == tight, (block, got["ci_low"], got["ci_high"])
+
+
+def test_a_part_lists_only_the_warnings_of_the_phases_it_uses_each_once():
+    cell = (
+        "host_to_device: unstable samples (IQR 168% of the median); "
+        "dispatch: 12% of samples in a slow mode (median 0.004 s, over 0.0004 s); "
+        "dispatch: 12% of samples in a slow mode (median 0.004 s, over 0.0004 s); "
+        "thread parity: the cell ran on 2 core(s) but BLAS used 1"
+    )
+    assert claims.term_warnings(cell, "dispatch") == [
+        "dispatch: 12% of samples in a slow mode (median 0.004 s, over 0.0004 s)",
+        "thread parity: the cell ran on 2 core(s) but BLAS used 1",
+    ]
+    assert claims.term_warnings(cell, "steady") == [
+        "thread parity: the cell ran on 2 core(s) but BLAS used 1"
+    ]

@@ -15,7 +15,8 @@ import time
 import pytest
 
 from blockbench.disturbance import INSIDE, OUTSIDE, Probe, between, combine
-from blockbench.sampling import StopRule, collect
+from blockbench.sampling import collect
+from blockbench.spec import StopRule
 
 pytestmark = pytest.mark.skipif(
     not Probe((0,)).available or not hasattr(os, "sched_setaffinity"),

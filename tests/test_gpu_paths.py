@@ -10,8 +10,7 @@ import pytest
 import yaml
 
 from blockbench import cell, grid, measure, provenance, registry
-from blockbench.sampling import StopRule
-from blockbench.spec import CellSpec
+from blockbench.spec import CellSpec, StopRule
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 
 from blockbench import cell, cores, harness, registry, sampling
-from blockbench.sampling import StopRule
-from blockbench.spec import PHASES, CellSpec
+from blockbench.spec import PHASES, CellSpec, StopRule
 from blockbench.workloads import selu
 
 FAST = StopRule(min_samples=5, min_time_s=0.02, max_time_s=0.5)

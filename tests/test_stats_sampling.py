@@ -13,13 +13,13 @@ from blockbench.sampling import (
     TIME_CAP,
     Collected,
     Sampler,
-    StopRule,
     _stop_reason,
     calibrate,
     collect,
     in_turn,
     per_process,
 )
+from blockbench.spec import StopRule
 from blockbench.stats import median_ci, relative_ci_halfwidth, summarize
 
 
@@ -219,6 +219,9 @@ def test_a_disturbed_long_sample_does_not_stand_alone():
     assert _stop_reason(out, rule, elapsed=1.0, last_wall=1.0, deadline=None) == ""
     clean = Collected(samples_s=[1.0], disturbances=[None])
     assert _stop_reason(clean, rule, elapsed=1.0, last_wall=1.0, deadline=None) == LONG
+    # a 10 us dispatch that waited a second for its result is no long sample
+    quick = Collected(samples_s=[1e-5], disturbances=[None])
+    assert _stop_reason(quick, rule, elapsed=1.0, last_wall=1.0, deadline=None) == ""
 
 
 def test_the_single_call_floor_is_judged_from_the_fastest_warm_up_call():

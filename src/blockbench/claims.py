@@ -28,6 +28,7 @@ from blockbench.aggregate import CELL, replicate_key
 from blockbench.claim_rules import FAILS, HOLDS, INCONCLUSIVE, decide
 from blockbench.floors import Kind, Study, kind_of
 from blockbench.random_effects import Between, se_of, widen
+from blockbench.spec import PHASES
 
 REPRODUCED, NOT_REPRODUCED, NOT_RUN = "reproduced", "not_reproduced", "not_run"
 VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_RUN)
@@ -298,6 +299,18 @@ class RunView:
         return resampling.geometric_mean(ratios), resampling.of_processes(ratios, key)
 
 
+def term_warnings(warnings: str, phase: str) -> list[str]:
+    """A cell's warnings that bear on one phase of it: that phase's, and the cell's own
+    (thread parity, a busy host), each once; another phase's unstable samples are no
+    concern of a part that does not use it."""
+    out = []
+    for warning in filter(None, warnings.split("; ")):
+        about = warning.split(":", 1)[0]
+        if about not in PHASES or about == phase:
+            out.append(warning)
+    return list(dict.fromkeys(out))
+
+
 def _phase(term: dict[str, Any]) -> str:
     return term.get("phase", "steady")
 
@@ -348,8 +361,9 @@ def ratio_at(view: RunView, part: dict[str, Any], size: int) -> Measured:
         if got.n_min < MIN_SAMPLES:
             phase = t.get("phase", "steady")
             warnings.append(f"{t['impl']} {phase} at {size}: {got.n_min} sample(s)")
-        if got.warnings:
-            warnings.append(f"{t['impl']} at {size}: {got.warnings}")
+        mine = term_warnings(got.warnings, t.get("phase", "steady"))
+        if mine:
+            warnings.append(f"{t['impl']} at {size}: {'; '.join(mine)}")
     paired = view.paired_ratio(num, den, size)
     how = ""
     if paired is not None and len({(t["device"], t["impl"]) for t in num + den}) > 1:

@@ -23,7 +23,8 @@ import yaml
 from blockbench import articles, claim_rules, design, grid, measure, results_io
 from blockbench.grid import ACCELERATORS, Cell, Phases
 from blockbench.registry import STYLE_PHASES, WORKLOADS, impls_of
-from blockbench.sampling import SINGLE_CALL_WALL_S, StopRule, per_process
+from blockbench.sampling import SINGLE_CALL_WALL_S, per_process
+from blockbench.spec import StopRule
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE_CONFIG = ROOT / "config" / "config.yaml"

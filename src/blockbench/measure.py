@@ -34,8 +34,7 @@ from blockbench.results_io import (
     validate,
     write_json_atomic,
 )
-from blockbench.sampling import StopRule
-from blockbench.spec import DEVICES, EXIT_BAD_CELL, PHASES, CellSpec
+from blockbench.spec import DEVICES, EXIT_BAD_CELL, PHASES, CellSpec, StopRule
 
 PRECISIONS = ("default", "high", "highest", "bfloat16", "tensorfloat32", "float32")
 STDERR_TAIL = 2000

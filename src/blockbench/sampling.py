@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from blockbench.disturbance import Disturbance, Probe, between, combine
+from blockbench.spec import StopRule
 from blockbench.stats import excluded, relative_ci_halfwidth
 
 clock = time.perf_counter
@@ -67,30 +68,6 @@ LONG = "long_sample"  # one clean sample of a call that takes seconds stands for
 # times the floor in all, so that a neighbour that comes and goes costs a few samples more,
 # not the phase its clean ones.
 EXTRA_FOR_DISTURBED = 3
-
-
-@dataclass(frozen=True)
-class StopRule:
-    """When a phase has been sampled enough (the nvbench / pyperf idea, on the median's CI).
-
-    `min_samples` is a floor that the time cap cannot cut: a 0.5 s call gets min_samples
-    samples, not the one a fixed cap would allow, so the cap scales with the call's duration.
-    Only the cell's time budget (a deadline) or one clean sample of `long_sample_s` or more
-    stops a phase below the floor, and the phase's `stop` says which.
-    """
-
-    target_rel_ci: float = 0.01  # stop once the 95% CI of the median is within +-1%
-    min_samples: int = 5
-    min_time_s: float = 0.1
-    max_time_s: float = 2.0  # per-phase cap once min_samples are in, converged or not
-    max_samples: int = 2000
-    sample_time_s: float = 0.005  # calibrate loops so one sample lasts at least this
-    warmup: int = 1
-    # A first sample this long (wall seconds) and undisturbed is the process's value: the
-    # spread that matters is between processes, which a second 5 s call of the same process
-    # does not measure, and the default grid's longest cells (the eager 64x32 loop, the jit
-    # compile of the 16-row loop) then cost a third less.
-    long_sample_s: float = 1.0
 
 
 def per_process(cell: dict[str, float], repeats: int) -> dict[str, float]:
@@ -278,7 +255,7 @@ def _stop_reason(
         out.rel_ci = relative_ci_halfwidth(out.samples_s)
     if taken >= rule.max_samples:
         return SAMPLE_CAP
-    if taken == n == 1 and last_wall >= rule.long_sample_s:
+    if taken == n == 1 and out.samples_s[0] * out.loops >= rule.long_sample_s:
         return LONG
     if n < rule.min_samples and taken >= EXTRA_FOR_DISTURBED * rule.min_samples:
         return DISTURBED

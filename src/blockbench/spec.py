@@ -3,8 +3,6 @@
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from blockbench.sampling import StopRule
-
 DEVICES = ("cpu", "gpu", "tpu")
 # Every phase a cell can have, in the order a user meets them (and the harness measures them).
 PHASES = (
@@ -29,6 +27,31 @@ PHASE_WORDS = {
     "device_to_host": "copy to host",
 }
 EXIT_BAD_CELL = 64  # EX_USAGE: the request itself is wrong, nothing was measured
+
+
+@dataclass(frozen=True)
+class StopRule:
+    """When a phase has been sampled enough (the nvbench / pyperf idea, on the median's CI).
+
+    `min_samples` is a floor that the time cap cannot cut: a 0.2 s call gets min_samples
+    samples, not the one a fixed cap would allow, so the cap scales with the call's duration.
+    Only the cell's time budget (a deadline) or one clean sample of `long_sample_s` or more
+    stops a phase below the floor, and the phase's `stop` says which.
+    """
+
+    target_rel_ci: float = 0.01  # stop once the 95% CI of the median is within +-1%
+    min_samples: int = 5
+    min_time_s: float = 0.1
+    max_time_s: float = 2.0  # per-phase cap once min_samples are in, converged or not
+    max_samples: int = 2000
+    sample_time_s: float = 0.005  # calibrate loops so one sample lasts at least this
+    warmup: int = 1
+    # A first sample this long (timed seconds, not the wait around a dispatch) that nothing
+    # disturbed is the process's value: the spread that matters is between processes,
+    # which a second call of half a second in the same process does not measure; the default
+    # grid's longest cells (the eager loops at 16 and 64 rows, the jit compile of the 16-row
+    # loop, the 5000 matmuls) then cost a third less.
+    long_sample_s: float = 0.5
 
 
 @dataclass(frozen=True)
