@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from blockbench import resampling  # noqa: E402
 from blockbench.results_io import read_json  # noqa: E402
-from blockbench.sampling import per_process  # noqa: E402
+from blockbench.spec import per_process  # noqa: E402
 
 CELLS = [
     ("grad_logistic", "grad_jit", 1000),

@@ -28,7 +28,7 @@ def test_the_cells_of_the_cross_cell_claims_share_a_block():
 
 def test_each_round_runs_every_cell_once_and_a_blocks_cells_back_to_back():
     repeats = 3
-    order = design.order(PLAN, CLAIMS, repeats, seed=0)
+    order = design.order(PLAN, CLAIMS, dict.fromkeys(PLAN, repeats), seed=0)
     assert len(order) == len(PLAN) * repeats
     sequence = sorted(order, key=lambda job: -order[job][0])
     rounds = [r for _, r in sequence]
@@ -51,5 +51,19 @@ def test_each_round_runs_every_cell_once_and_a_blocks_cells_back_to_back():
 
 
 def test_the_order_is_a_function_of_the_seed():
-    assert design.order(PLAN, CLAIMS, 3, 0) == design.order(PLAN, CLAIMS, 3, 0)
-    assert design.order(PLAN, CLAIMS, 3, 0) != design.order(PLAN, CLAIMS, 3, 1)
+    three = dict.fromkeys(PLAN, 3)
+    assert design.order(PLAN, CLAIMS, three, 0) == design.order(PLAN, CLAIMS, three, 0)
+    assert design.order(PLAN, CLAIMS, three, 0) != design.order(PLAN, CLAIMS, three, 1)
+
+
+def test_a_cell_with_more_processes_runs_its_extra_rounds_after_every_cells_last():
+    settings = grid.settings(CONFIG)
+    repeats = {c: s.repeats for c, s in settings.items()}
+    source_a = cell("dot_xx", "jax", 1000)
+    assert repeats[source_a] == 6 and max(repeats.values()) == 6  # config/config.yaml
+    assert repeats[cell("matmul", "jax", 5000)] == CONFIG["repeats"] == 3
+    order = design.order(PLAN, CLAIMS, repeats, seed=0)
+    assert len(order) == sum(repeats.values())
+    last_common = min(order[(c, r)][0] for c, n in repeats.items() for r in range(min(n, 3)))
+    extra = [order[(source_a, r)][0] for r in range(3, 6)]
+    assert max(extra) < last_common  # rounds 3-5 hold only the cells that asked for them

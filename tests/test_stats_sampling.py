@@ -17,9 +17,8 @@ from blockbench.sampling import (
     calibrate,
     collect,
     in_turn,
-    per_process,
 )
-from blockbench.spec import StopRule
+from blockbench.spec import StopRule, per_process
 from blockbench.stats import median_ci, relative_ci_halfwidth, summarize
 
 

@@ -26,7 +26,8 @@ def test_the_installed_release_keeps_the_plain_run_label_and_order():
     assert versions.run_label("local", OLD) == f"local+jax-{OLD}"
     assert versions.version_of(f"local+jax-{OLD}") == OLD
     assert versions.version_of("local") == here
-    order = design.order(grid.cells({"devices": ["cpu"], **TWO}), [], 2, 0)
+    plan = grid.cells({"devices": ["cpu"], **TWO})
+    order = design.order(plan, [], dict.fromkeys(plan, 2), 0)
     cells = len(order) // 2
     assert [versions.priority(p, len(order), cells, 0, 1) for p, _ in order.values()] == [
         p for p, _ in order.values()

@@ -30,6 +30,7 @@ from blockbench.floors import Kind, Study, study_path
 from blockbench.random_effects import Between
 
 ROOT = Path(__file__).resolve().parents[1]
+SETTINGS = grid.settings(TINY)  # each cell's processes (dot_xx: its block's 3)
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 REFERENCE = ROOT / "results/reference/dev-2core-xeon/raw"
 
@@ -183,18 +184,27 @@ def test_a_cell_two_blocks_ask_for_is_measured_once_with_both_blocks_phases():
     }
 
 
-def test_a_blocks_sampling_keys_replace_the_runs_for_its_cells_only():
+def test_a_blocks_repeats_and_sampling_keys_replace_the_runs_for_its_cells_only():
     config = {
         "devices": ["cpu"],
+        "repeats": 3,
         "sampling": {"min_time_s": 0.05, "max_time_s": 0.3},
         "workloads": [
-            {"name": "selu", "impls": ["jax"], "sizes": [10], "sampling": {"max_time_s": 1.2}},
-            {"name": "selu", "impls": ["numpy"], "sizes": [10]},
+            {
+                "name": "selu",
+                "impls": ["jax"],
+                "sizes": [10],
+                "repeats": 6,
+                "sampling": {"max_time_s": 1.2},
+            },
+            {"name": "selu", "impls": ["numpy", "jax"], "sizes": [10], "repeats": 2},
         ],
     }
-    got = grid.sampling(config)
-    assert got[grid.Cell("cpu", "selu", "jax", 10)] == {"min_time_s": 0.05, "max_time_s": 1.2}
-    assert got[grid.Cell("cpu", "selu", "numpy", 10)] == {"min_time_s": 0.05, "max_time_s": 0.3}
+    got = grid.settings(config)
+    jax, numpy = grid.Cell("cpu", "selu", "jax", 10), grid.Cell("cpu", "selu", "numpy", 10)
+    assert got[jax] == grid.Settings(6, {"min_time_s": 0.05, "max_time_s": 1.2})
+    assert got[jax].per_process()["max_time_s"] == pytest.approx(0.2)  # the cell's, split
+    assert got[numpy] == grid.Settings(2, {"min_time_s": 0.05, "max_time_s": 0.3})
 
 
 def test_impl_sizes_must_name_a_listed_implementation():
@@ -308,9 +318,16 @@ def test_numpy_cells_under_snakemake_use_as_many_blas_threads_as_the_cell_has_co
 
 
 @pytest.mark.slow
-def test_a_blocks_own_sampling_reaches_its_cells_processes(tiny_run):
-    """tiny.TINY gives dot_xx `max_time_s: 0.1` against the run's 0.05, over 2 processes."""
-    for path in (tiny_run / "results/raw/tiny/cpu").rglob("*.json"):
+def test_a_blocks_own_repeats_and_sampling_reach_its_cells_processes(tiny_run):
+    """tiny.TINY gives dot_xx 3 processes and `max_time_s: 0.15`; the run: 2 and 0.05."""
+    raw = tiny_run / "results/raw/tiny/cpu"
+    assert sorted(p.name for p in (raw / "dot_xx/jax/64").iterdir()) == [
+        "0.json",
+        "1.json",
+        "2.json",
+    ]
+    assert len(list((raw / "selu/jax/1000").iterdir())) == 2
+    for path in raw.rglob("*.json"):
         record = json.loads(path.read_text())
         if record["status"] != "ok":
             continue
@@ -329,7 +346,7 @@ def test_claims_report_shows_each_parts_size_against_the_articles(tiny_run):
 @pytest.mark.slow
 def test_tiny_grid_measurements_never_overlap(tiny_run):
     records = [json.loads(p.read_text()) for p in (tiny_run / "results/raw").rglob("*.json")]
-    assert len(records) == len(grid.cells(TINY)) * TINY["repeats"]
+    assert len(records) == sum(s.repeats for s in grid.settings(TINY).values())
     spans = sorted((r["started_at"], r["finished_at"]) for r in records)
     for (_, end), (start, _) in itertools.pairwise(spans):
         assert start >= end, "two measurements ran at the same time"
@@ -342,7 +359,11 @@ def test_a_cells_processes_are_spread_over_the_run_not_back_to_back(tiny_run):
     assert max(starts[0]) < min(starts[1]), "process 1 of a cell ran before process 0 of another"
     table = pd.read_csv(tiny_run / "results/tables/measurements.csv")
     ok = table[(table["run_label"] == "tiny") & (table["status"] == "ok")]
-    assert (ok["processes"] == TINY["repeats"]).all()
+    repeats = {(c.device, c.workload, c.impl, c.size): s.repeats for c, s in SETTINGS.items()}
+    expected = [
+        repeats[key] for key in zip(ok.device, ok.workload, ok.impl, ok["size"], strict=True)
+    ]
+    assert (ok["processes"] == expected).all()
     assert ok["process_spread"].notna().all() and (ok["ci95_low_s"] <= ok["median_s"]).all()
 
 
@@ -396,8 +417,8 @@ def test_a_grid_that_grows_after_a_run_measures_exactly_the_new_cells(tiny_run):
     dry = snakemake(tiny_run, "-n", "--configfile", "grown.yaml").stdout
     missing = [
         c.path("tiny", r)
-        for c in grid.cells(grown)
-        for r in range(TINY["repeats"])
+        for c, settings in grid.settings(grown).items()
+        for r in range(settings.repeats)
         if not (tiny_run / c.path("tiny", r)).exists()
     ]
     assert "results/raw/tiny/cpu/selu/numpy/77/0.json" in missing

@@ -12,7 +12,13 @@ TINY = {
     "run_label": "tiny",
     "devices": ["cpu", "gpu"],
     "workloads": [
-        {"name": "dot_xx", "impls": ["jax"], "sizes": [64], "sampling": {"max_time_s": 0.1}},
+        {
+            "name": "dot_xx",
+            "impls": ["jax"],
+            "sizes": [64],
+            "repeats": 3,
+            "sampling": {"max_time_s": 0.15},
+        },
         {
             "name": "matmul",
             "impls": ["numpy", "jax_numpy_input", "jax", "jax_jit"],

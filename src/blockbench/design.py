@@ -16,7 +16,7 @@ one measurement at a time, the highest-priority ready job runs next).
 """
 
 import random
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from blockbench.grid import Cell
@@ -77,23 +77,24 @@ def blocks(cells: Iterable[Cell], claims: Iterable[dict[str, Any]]) -> dict[Cell
 
 
 def order(
-    cells: Iterable[Cell], claims: Iterable[dict[str, Any]], repeats: int, seed: int
+    cells: Iterable[Cell], claims: Iterable[dict[str, Any]], repeats: Mapping[Cell, int], seed: int
 ) -> dict[tuple[Cell, int], tuple[int, str]]:
     """(cell, process) -> (priority, block name or ""): process r of every cell runs in
-    round r; a round is the shuffled blocks and lone cells, each block's cells back to back
-    in a shuffled order. Higher priority runs first."""
+    round r (a cell with fewer `repeats` than the most sits out the last rounds); a round
+    is the shuffled blocks and lone cells, each block's cells back to back in a shuffled
+    order. Higher priority runs first."""
     cells = sorted(cells)
     block_of = blocks(cells, claims)
     units: dict[str, list[Cell]] = {}
     for cell in cells:
         units.setdefault(block_of.get(cell) or f"cell:{cell}", []).append(cell)
     sequence: list[tuple[Cell, int]] = []
-    for r in range(repeats):
+    for r in range(max((repeats[c] for c in cells), default=0)):
         rng = random.Random(f"{seed}:{r}")
         names = sorted(units)
         rng.shuffle(names)
         for name in names:
-            members = list(units[name])
+            members = [cell for cell in units[name] if r < repeats[cell]]
             rng.shuffle(members)
             sequence += [(cell, r) for cell in members]
     total = len(sequence)

@@ -23,7 +23,7 @@ import yaml
 from blockbench import articles, claim_rules, design, grid, measure, results_io
 from blockbench.grid import ACCELERATORS, Cell, Phases
 from blockbench.registry import STYLE_PHASES, WORKLOADS, impls_of
-from blockbench.sampling import SINGLE_CALL_WALL_S, per_process
+from blockbench.sampling import SINGLE_CALL_WALL_S
 from blockbench.spec import StopRule
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -72,7 +72,8 @@ def jobs(config: dict[str, Any]) -> list[Job]:
     """Every process of the run, in the order the workflow's priorities give it."""
     plan = grid.plan(config)
     claims = claim_rules.load(ROOT / config["claims"], articles.load(ROOT / config["articles"]))
-    order = design.order(plan, claims, config["repeats"], config["seed"])
+    repeats = {cell: s.repeats for cell, s in grid.settings(config).items()}
+    order = design.order(plan, claims, repeats, config["seed"])
     ranked = sorted(order.items(), key=lambda item: -item[1][0])
     return [Job(cell, r, plan[cell], block) for (cell, r), (_, block) in ranked]
 
@@ -83,7 +84,7 @@ def params(config: dict[str, Any], job: Job, budget_s: float) -> dict[str, Any]:
         "budget_s": budget_s,
         "seed": config["seed"],
         "matmul_precision": config["matmul_precision"],
-        "sampling": per_process(config["sampling"], config["repeats"]),
+        "sampling": grid.settings(config)[job.cell].per_process(),
         "phases": ",".join(job.phases or ()),
         "threads": config["threads"],
         "block": job.block,
@@ -122,7 +123,7 @@ def phase_s(model: dict[str, Any], cell: Cell, phase: str, rule: StopRule) -> fl
 def process_s(config: dict[str, Any], job: Job) -> float:
     """The model's seconds for one worker process of `job`'s cell."""
     model = config["kit"]["estimate"]
-    rule = StopRule(**per_process(grid.sampling(config)[job.cell], config["repeats"]))
+    rule = StopRule(**grid.settings(config)[job.cell].per_process())
     style = impls_of(job.cell.workload)[job.cell.impl].style
     phases = [p for p in STYLE_PHASES[style] if job.phases is None or p in job.phases]
     device = "gpu" if job.cell.device in ACCELERATORS else "cpu"
@@ -147,7 +148,8 @@ def dry_run(config: dict[str, Any], say: Callable[[str], None] = print) -> float
     part = config["kit"]["part_s"]
     say(
         f"{len(per_cell)} cells ({on_gpu} GPU, {len(per_cell) - on_gpu} CPU), {len(runs)} "
-        f"processes ({config['repeats']} per cell), run label {config['run_label']}"
+        f"processes ({config['repeats']} per cell unless its block says), "
+        f"run label {config['run_label']}"
     )
     say(
         f"estimated {total / 60:.1f} min on {config['kit']['estimate']['machine']} "

@@ -16,7 +16,7 @@ from typing import Any
 from blockbench import versions
 from blockbench.registry import STYLE_PHASES, WORKLOADS, impls_of
 from blockbench.results_io import raw_files
-from blockbench.spec import PHASES
+from blockbench.spec import PHASES, per_process
 
 ACCELERATORS = ("gpu", "tpu")
 Phases = tuple[str, ...] | None  # None: every phase that applies
@@ -130,13 +130,28 @@ def plan(config: dict[str, Any]) -> dict[Cell, Phases]:
     return dict(sorted(out.items()))
 
 
-def sampling(config: dict[str, Any]) -> dict[Cell, dict[str, Any]]:
-    """The sampling settings of every cell: the run's `sampling`, with the keys that a
-    block of the cell sets in its own `sampling` (a later block's win)."""
-    out: dict[Cell, dict[str, Any]] = {}
+@dataclass(frozen=True)
+class Settings:
+    """How one cell is measured: by how many processes, with the cell's sampling (split
+    over those processes by `per_process`)."""
+
+    repeats: int
+    sampling: dict[str, Any]
+
+    def per_process(self) -> dict[str, Any]:
+        return per_process(self.sampling, self.repeats)
+
+
+def settings(config: dict[str, Any]) -> dict[Cell, Settings]:
+    """Every cell's settings: the run's `repeats` and `sampling`, with what a block of the
+    cell sets for its own cells (`sampling` keys: a later block's win; `repeats`: the most
+    any block asks, since more processes never cost a cell its other blocks' precision)."""
+    repeats: dict[Cell, int] = {}
+    sampling: dict[Cell, dict[str, Any]] = {}
     for spec, cell, _ in _block_cells(config):
-        out.setdefault(cell, dict(config["sampling"])).update(spec.get("sampling", {}))
-    return out
+        sampling.setdefault(cell, dict(config["sampling"])).update(spec.get("sampling", {}))
+        repeats[cell] = max(repeats.get(cell, 0), spec.get("repeats", config["repeats"]))
+    return {cell: Settings(repeats[cell], sampling[cell]) for cell in sorted(sampling)}
 
 
 def cells(config: dict[str, Any]) -> list[Cell]:

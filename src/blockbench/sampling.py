@@ -70,23 +70,6 @@ LONG = "long_sample"  # one clean sample of a call that takes seconds stands for
 EXTRA_FOR_DISTURBED = 3
 
 
-def per_process(cell: dict[str, float], repeats: int) -> dict[str, float]:
-    """A cell's sampling settings, split over the `repeats` processes that measure it.
-
-    The times are the cell's to spend, so each process gets its share; the floor of samples
-    is the cell's too, so each process takes its share of it, and at least 2 (a median of
-    one sample says nothing of its spread). More processes then cost about the same time
-    and buy between-process variance instead of more samples from one process.
-    """
-    out = dict(cell)
-    for key in ("min_time_s", "max_time_s"):
-        if key in out:
-            out[key] = out[key] / repeats
-    if "min_samples" in out:
-        out["min_samples"] = max(2, -(-int(out["min_samples"]) // repeats))
-    return out
-
-
 # Wall time per process within which a single-call phase takes its raised floor of samples.
 SINGLE_CALL_WALL_S = 0.5
 SINGLE_CALL_WARMUPS = 3

@@ -4,7 +4,6 @@ from pathlib import Path
 from blockbench import cluster, design, figures, grid, orchestrator, versions
 from blockbench.floors import study_files
 from blockbench.results_io import raw_files
-from blockbench.sampling import per_process
 from blockbench.stages import read_claims
 
 grid.check(config)
@@ -14,9 +13,11 @@ CLAIM_LIST = read_claims(config["claims"], config["articles"])
 QUIET = orchestrator.quiet_rescheduling()
 
 PLAN = grid.plan(config)
-SAMPLING = grid.sampling(config)
+# Each cell's processes and sampling (the run's, or its block's own `repeats`, `sampling`).
+SETTINGS = grid.settings(config)
 # Process r of every cell in round r; the cells a claim compares back to back (blockbench.design).
-ORDER = design.order(PLAN, CLAIM_LIST, config["repeats"], config["seed"])
+REPEATS = {cell: s.repeats for cell, s in SETTINGS.items()}
+ORDER = design.order(PLAN, CLAIM_LIST, REPEATS, config["seed"])
 RUN = config["run_label"]
 # The JAX-version axis (blockbench.versions): each release is a run of its own; the
 # installed (locked) release keeps the plain run label and this environment.
@@ -27,7 +28,7 @@ RAW = [
     cell.path(versions.run_label(RUN, v), r)
     for v in VERSIONS
     for cell in PLAN
-    for r in range(config["repeats"])
+    for r in range(REPEATS[cell])
 ]
 MERGED = [str(p) for run in config["merge"] for p in raw_files(Path(run))]
 # Between-run studies (blockbench.floors): read by every stage that shows a claim's interval.
@@ -70,7 +71,7 @@ def phases_of(wc):
 
 def sampling_of(wc):
     """The cell's sampling settings (its blocks' own keys over the run's), per process."""
-    return per_process(SAMPLING[cell_of(wc)], config["repeats"])
+    return SETTINGS[cell_of(wc)].per_process()
 
 
 def priority_of(wc):
