@@ -30,7 +30,9 @@ def test_a_harness_that_stops_blocking_is_caught(monkeypatch):
     """With blocking patched out, the steady timer would report dispatch times; the harness
     must notice the result was not ready and refuse to report a number."""
     monkeypatch.setattr(
-        harness, "output_of", lambda call, args: harness.Output(lambda out: out, lambda o: o)
+        harness,
+        "output_of",
+        lambda call, args, example=None: harness.Output(lambda out: out, lambda o: o),
     )
     record = measure("matmul", "jax_jit", 1000)
     assert record["status"] == "error"
@@ -90,6 +92,13 @@ def test_one_array_output_waits_through_the_arrays_own_method():
     assert single.wait is type(x).block_until_ready
     pair = harness.output_of(jax.jit(lambda v: (v, v + 1)), (x,))
     assert pair.wait is harness.block
+
+    # a computed output (the check's) decides alike, and the call is never traced again
+    def untraceable(v):
+        raise AssertionError("traced")
+
+    assert harness.output_of(untraceable, (x,), example=x * 2).wait is single.wait
+    assert harness.output_of(untraceable, (x,), example=(x, x)).wait is harness.block
     assert [float(a[0]) for a in pair.to_host(pair.wait(jax.jit(lambda v: (v, v + 1))(x)))] == [
         1.0,
         2.0,
