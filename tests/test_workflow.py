@@ -332,7 +332,7 @@ def test_a_blocks_own_repeats_and_sampling_reach_its_cells_processes(tiny_run):
         if record["status"] != "ok":
             continue
         expected = 0.05 if record["cell"]["workload"] == "dot_xx" else 0.025
-        assert record["provenance"]["config"]["rule"]["max_time_s"] == expected, path
+        assert record["provenance"]["config"]["rule"]["max_time_s"] == pytest.approx(expected), path
 
 
 @pytest.mark.slow
