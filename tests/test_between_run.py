@@ -227,12 +227,12 @@ RUNS_DIR = Path(__file__).resolve().parents[1] / "results/reference/dev-2core-ep
 STUDY = Path(__file__).resolve().parents[1] / "config/between_run/amd-epyc-2cpu.yaml"
 
 
-def test_committed_study_pools_three_runs_whose_ci_covers_the_fourth() -> None:
-    """The real check: four default runs on the development VM, hours apart (the study's
-    runs, in the order they were made). Pooled over the first three, each measured claim's
-    interval holds the fourth run's value."""
+def test_committed_study_pools_the_earlier_runs_into_a_ci_that_covers_the_last() -> None:
+    """The real check: the default runs of one commit on the development VM, the last an
+    hour after the others (the study's runs, in the order they were made). Pooled over all
+    but the last, each measured claim's interval holds the last run's value."""
     runs = [r["label"] for r in sorted(read_study(STUDY).runs, key=lambda r: r["started"])]
-    assert len(runs) == 4
+    assert len(runs) >= 3
     table = pd.read_csv(RUNS_DIR / "claims.csv")
     checked = covered = 0
     for _, rows in table.groupby("claim_id"):
@@ -242,14 +242,14 @@ def test_committed_study_pools_three_runs_whose_ci_covers_the_fourth() -> None:
                 *by_run.loc[r, ["measured", "run_ci_low", "run_ci_high", "run_df"]],
                 by_run.loc[r, "scale"],
             )
-            for r in runs[:3]
+            for r in runs[:-1]
         ]
         if any(p is None for p in points):
             continue
         got = pool(*zip(*points, strict=True))
-        fourth = by_run.loc[runs[3]]
+        last = by_run.loc[runs[-1]]
         checked += 1
-        covered += got.low <= claims.on_scale(fourth["measured"], fourth["scale"]) <= got.high
+        covered += got.low <= claims.on_scale(last["measured"], last["scale"]) <= got.high
     assert checked >= 8 and covered == checked, (covered, checked)
 
 

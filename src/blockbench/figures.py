@@ -290,5 +290,5 @@ def draw(
     fig = FIGURES[name](tables)
     for out in outputs:
         Path(out).parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(out, dpi=200, bbox_inches="tight", pad_inches=0.04, metadata={"Date": None})
+        fig.savefig(out, dpi=150, bbox_inches="tight", pad_inches=0.04, metadata={"Date": None})
     plt.close(fig)

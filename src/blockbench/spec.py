@@ -49,7 +49,7 @@ class StopRule:
     # A first sample this long (timed seconds, not the wait around a dispatch) that nothing
     # disturbed is the process's value: the spread that matters is between processes,
     # which a second call of half a second in the same process does not measure; the default
-    # grid's longest cells (the eager loops at 16 and 64 rows, the jit compile of the 16-row
+    # grid's longest cells (the eager loops at 12 and 64 rows, the jit compile of the 12-row
     # loop, the 5000 matmuls) then cost a third less.
     long_sample_s: float = 0.5
 
