@@ -11,6 +11,7 @@ disturbed, and it takes the timer's own cost out of every timed region.
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from blockbench.disturbance import Disturbance, Probe, between, combine
 from blockbench.spec import StopRule
@@ -124,6 +125,15 @@ class Sampler:
     says the phase is done. A phase's time limits count its own samples' wall time (with
     the untimed work around the timed region), never the warm-up and calibration before
     them nor the other phases' samples between its own.
+
+    `calibrated=False` is for one call per sample: phases that are costly by nature
+    (compile, first call), which get no warm-up call either, since warming would change what
+    they measure; and microsecond calls whose distribution matters (dispatch: `warm=True`),
+    timed one call each so that a slow mode shows instead of being averaged into the loop.
+    `deadline` (time.time()) stops sampling when the next sample would not end before it.
+    `single_calls` raises the floor of samples to that many, as far as they fit in
+    SINGLE_CALL_WALL_S of wall time (a 10 us dispatch that waits 170 ms for its matmul
+    before the next one gets fewer), judged from the fastest of its warm-up calls.
     """
 
     def __init__(
@@ -184,27 +194,10 @@ class Sampler:
         return True
 
 
-def collect(
-    run: PhaseRun,
-    rule: StopRule,
-    calibrated: bool = True,
-    deadline: float | None = None,
-    probe: Probe | None = None,
-    warm: bool | None = None,
-    single_calls: int = 0,
-) -> Collected:
-    """Sample a phase until the stop rule says so; every raw sample is kept.
-
-    `calibrated=False` is for one call per sample: phases that are costly by nature
-    (compile, first call), which get no warm-up call either, since warming would change what
-    they measure; and microsecond calls whose distribution matters (dispatch: `warm=True`),
-    timed one call each so that a slow mode shows instead of being averaged into the loop.
-    `deadline` (time.time()) stops sampling when the next sample would not end before it.
-    `single_calls` raises the floor of samples to that many, as far as they fit in
-    SINGLE_CALL_WALL_S of wall time (a 10 us dispatch that waits 170 ms for its matmul
-    before the next one gets fewer), judged from the warm-up call.
-    """
-    sampler = Sampler(run, rule, calibrated, deadline, probe, warm, single_calls)
+def collect(run: PhaseRun, rule: StopRule, **options: Any) -> Collected:
+    """Sample a phase until the stop rule says so; every raw sample is kept. `options` are
+    `Sampler`'s."""
+    sampler = Sampler(run, rule, **options)
     sampler.prepare()
     while sampler.step():
         pass
