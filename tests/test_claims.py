@@ -437,15 +437,16 @@ def test_cells_measured_in_one_block_are_divided_round_by_round():
         assert bool(width < 1.1) == tight, (block, got["ci_low"], got["ci_high"])
 
 
-def test_a_part_lists_only_the_warnings_of_the_phases_it_uses_each_once():
+def test_a_part_lists_only_the_warnings_of_the_phases_it_uses_each_kind_once():
     cell = (
         "host_to_device: unstable samples (IQR 168% of the median); "
         "dispatch: 12% of samples in a slow mode (median 0.004 s, over 0.0004 s); "
+        "dispatch: 30% of samples in a slow mode (median 0.005 s, over 0.0004 s); "
         "dispatch: 12% of samples in a slow mode (median 0.004 s, over 0.0004 s); "
         "thread parity: the cell ran on 2 core(s) but BLAS used 1"
     )
     assert claims.term_warnings(cell, "dispatch") == [
-        "dispatch: 12% of samples in a slow mode (median 0.004 s, over 0.0004 s)",
+        "dispatch: 12% of samples in a slow mode (median 0.004 s, over 0.0004 s; 3 processes)",
         "thread parity: the cell ran on 2 core(s) but BLAS used 1",
     ]
     assert claims.term_warnings(cell, "steady") == [

@@ -17,6 +17,7 @@ every part holds at the article's setup, and `inconclusive` otherwise.
 """
 
 import math
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -301,14 +302,26 @@ class RunView:
 
 def term_warnings(warnings: str, phase: str) -> list[str]:
     """A cell's warnings that bear on one phase of it: that phase's, and the cell's own
-    (thread parity, a busy host), each once; another phase's unstable samples are no
-    concern of a part that does not use it."""
-    out = []
+    (thread parity, a busy host); another phase's unstable samples are no concern of a part
+    that does not use it. The cell's processes each warn alike: one line per kind of
+    warning, the first process's figures, and how many processes said it."""
+    kinds: dict[str, list[str]] = {}
     for warning in filter(None, warnings.split("; ")):
         about = warning.split(":", 1)[0]
         if about not in PHASES or about == phase:
-            out.append(warning)
-    return list(dict.fromkeys(out))
+            kind = re.sub(r"\d[\d.]*", "#", warning.split(" (", 1)[0])  # figures aside
+            kinds.setdefault(kind, []).append(warning)
+    out = []
+    for said in kinds.values():
+        first, n = said[0], len(said)
+        if n > 1:
+            first = (
+                f"{first[:-1]}; {n} processes)"
+                if first.endswith(")")
+                else f"{first} ({n} processes)"
+            )
+        out.append(first)
+    return out
 
 
 def _phase(term: dict[str, Any]) -> str:

@@ -167,7 +167,7 @@ def judge(
                     "pooled_parts": " | ".join(_part_line(p.result) for p in pool.parts)
                     if pool
                     else "",
-                    "warnings": "; ".join(w for p in parts for w in p.warnings),
+                    "warnings": "; ".join(dict.fromkeys(w for p in parts for w in p.warnings)),
                     "samples": "; ".join(dict.fromkeys(s for p in parts for s in p.samples)),
                     "note": "; ".join(x for x in (reason, claim.get("note", "")) if x),
                     "statement": claim["statement"],
