@@ -31,6 +31,21 @@ def test_out_of_memory_is_matched_by_whole_words_and_cublas_markers(message, sta
     assert cell.classify(RuntimeError(message)) == status
 
 
+def test_the_cuda_plugin_and_its_runtime_are_recorded_with_their_versions(tmp_path, monkeypatch):
+    """A GPU record names JAX's CUDA plugin and PJRT runtime, found by their dist-info."""
+    for name, version in (("jax_cuda12_plugin", "0.10.2"), ("jax_cuda12_pjrt", "0.10.1")):
+        info = tmp_path / f"{name}-{version}.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(
+            f"Metadata-Version: 2.1\nName: {name.replace('_', '-')}\nVersion: {version}\n"
+        )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    packages = provenance.software()["packages"]
+    assert packages["jax-cuda12-plugin"] == "0.10.2"
+    assert packages["jax-cuda12-pjrt"] == "0.10.1"
+    assert packages["numpy"] == np.__version__
+
+
 def test_a_copied_tree_without_git_takes_its_commit_from_the_environment(tmp_path, monkeypatch):
     """Review 8: the device machine gets the working tree without .git."""
     monkeypatch.setenv("BLOCKBENCH_GIT_COMMIT", "0123abcd")

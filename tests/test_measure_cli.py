@@ -18,7 +18,7 @@ from conftest import run_measure
 from blockbench import aggregate, cores, verdicts
 from blockbench.cell import WARMED_BY_CHECK
 from blockbench.measure import host_lock
-from blockbench.results_io import validate, write_json_atomic
+from blockbench.results_io import schema, validate, write_json_atomic
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -139,6 +139,11 @@ def test_schema_rejects_a_record_that_breaks_the_contract(measure_cli):
     ):
         with pytest.raises(jsonschema.ValidationError):
             validate(broken)
+
+
+def test_the_measurement_schema_is_a_valid_json_schema():
+    """Checked here, not in every measurement job (results_io._validator)."""
+    jsonschema.validators.validator_for(schema()).check_schema(schema())
 
 
 def test_atomic_write_keeps_the_old_file_when_writing_fails(tmp_path: Path):

@@ -368,7 +368,8 @@ def measure(spec: CellSpec, progress: Callable[[dict[str, Any]], None]) -> dict[
         )
     finally:
         probe.close()
-    record.setdefault("provenance", provenance.base() | {"jax": provenance.jax_settings()})
+    if "provenance" not in record:  # (not setdefault: its default is computed every time)
+        record["provenance"] = provenance.base() | {"jax": provenance.jax_settings()}
     record["provenance"]["threads"] = provenance.threads(spec.cores, spec.threads)
     record["provenance"]["sampling"] = {
         "timer_cost_s": TIMER_COST_S,

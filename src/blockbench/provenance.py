@@ -97,15 +97,27 @@ def software() -> dict[str, Any]:
             versions[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
             versions[name] = None
-    for dist in importlib.metadata.distributions():  # the CUDA plugin and its PJRT runtime
-        name = (dist.metadata["Name"] or "").lower().replace("_", "-")
-        if name.startswith("jax-cuda"):
-            versions[name] = dist.version
+    versions.update(cuda_plugins())
     return {
         "python": sys.version.split()[0],
         "implementation": platform.python_implementation(),
         "packages": versions,
     }
+
+
+def cuda_plugins() -> dict[str, str]:
+    """JAX's CUDA plugin and its PJRT runtime, whatever their CUDA major, found by their
+    dist-info directories: parsing every installed distribution's metadata to find them
+    took 0.2 s of every measurement process."""
+    found: dict[str, str] = {}
+    for entry in sys.path:
+        for info in Path(entry or ".").glob("jax_cuda*.dist-info"):
+            name = info.name.split("-", 1)[0].replace("_", "-").lower()
+            try:
+                found.setdefault(name, importlib.metadata.version(name))
+            except importlib.metadata.PackageNotFoundError:
+                continue
+    return found
 
 
 def environment() -> dict[str, str]:
