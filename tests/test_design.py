@@ -60,10 +60,13 @@ def test_a_cell_with_more_processes_runs_its_extra_rounds_after_every_cells_last
     settings = grid.settings(CONFIG)
     repeats = {c: s.repeats for c, s in settings.items()}
     source_a = cell("dot_xx", "jax", 1000)
-    assert repeats[source_a] == 6 and max(repeats.values()) == 6  # config/config.yaml
-    assert repeats[cell("matmul", "jax", 5000)] == CONFIG["repeats"] == 3
+    # config/config.yaml: Source A's JAX cell, C1's and D1's blocks ask for more than 3
+    assert repeats[source_a] == 6 and max(repeats.values()) == 6
+    assert repeats[cell("matmul", "jax", 5000)] == repeats[cell("matmul", "numpy", 5000)] == 5
+    assert repeats[cell("matmul", "jax", 2000)] == CONFIG["repeats"] == 3
     order = design.order(PLAN, CLAIMS, repeats, seed=0)
     assert len(order) == sum(repeats.values())
     last_common = min(order[(c, r)][0] for c, n in repeats.items() for r in range(min(n, 3)))
-    extra = [order[(source_a, r)][0] for r in range(3, 6)]
+    extra = [order[(c, r)][0] for c, n in repeats.items() for r in range(3, n)]
+    assert len(extra) == 3 + 2 * 2 + 3 * 3
     assert max(extra) < last_common  # rounds 3-5 hold only the cells that asked for them

@@ -137,10 +137,15 @@ def test_a_cell_measures_only_the_phases_asked_for():
     assert all(p["n"] >= FAST.min_samples for p in record["phases"].values())
 
 
-def test_numpy_cells_have_first_call_and_steady_only():
+def test_numpy_cells_have_first_call_and_steady_only_and_never_start_xlas_compiler(
+    monkeypatch,
+):
+    warmed: list[object] = []
+    monkeypatch.setattr(harness, "warm_up", warmed.append)
     record = measure("selu", "numpy", 1000)
     assert set(record["phases"]) == {"first_call", "steady"}
     assert record["phases"]["first_call"]["n"] == 1
+    assert warmed == []
 
 
 def test_a_wrong_result_is_a_status_not_a_silent_timing(monkeypatch):

@@ -299,7 +299,8 @@ def measure(spec: CellSpec, progress: Callable[[dict[str, Any]], None]) -> dict[
     try:
         dev = resolve_device(spec.device)
         record["provenance"] = provenance.full(dev)
-        harness.warm_up(dev)
+        if impl.style != "numpy":  # a NumPy cell never compiles: XLA's compiler stays idle
+            harness.warm_up(dev)
         if impl.style != "numpy" and spec.isolate:
             record["isolation"] = cores.separate_measuring_thread(spec.cores, spec.spare_cores)
             watched = set(spec.cores) | set(record["isolation"]["measuring_thread_cores"])
