@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -131,3 +132,44 @@ def test_regions_of_one_sample_add_up_and_any_disturbed_region_marks_it(one_core
     both = combine([first, second])
     assert both.span_ns == first.span_ns + second.span_ns
     assert combine([first]) is first and combine([None]) is None
+
+
+def test_a_core_at_half_speed_part_of_the_time_is_told_from_a_steady_one():
+    """blockbench.core_speed: what the guest's counters cannot see, timing shows."""
+    from blockbench.core_speed import Window, describe, summarize
+
+    halves = [Window(0, 0.005, 1.0)] * 6 + [Window(0, 0.0095, 1.0)] * 4
+    steady = [Window(1, 0.005 * (1 + i / 100), 1.0) for i in range(10)]
+    two_speeds, kept = summarize(halves + steady)
+    assert (two_speeds.core, two_speeds.slow, two_speeds.windows) == (0, 4, 10)
+    assert two_speeds.slow_factor == pytest.approx(1.9)
+    assert two_speeds.slow_ci[0] > 0.1
+    assert kept.slow == 0 and kept.slow_factor is None
+    assert "cores change speed" in describe([two_speeds, kept], 0.0)[-1]
+    assert describe([kept], 0.0)[-1] == "every core kept its speed"
+
+
+def test_the_core_speed_probe_visits_every_core_and_restores_the_affinity():
+    from blockbench.core_speed import probe
+
+    before = os.sched_getaffinity(0)
+    cores = sorted(before)
+    windows = probe(cores, 0.2, window_s=0.02)
+    assert os.sched_getaffinity(0) == before
+    assert {w.core for w in windows} == set(cores)
+    assert all(w.call_s > 0 and 0 < w.cpu_share <= 1.05 for w in windows)
+
+
+def test_the_core_speed_tool_prints_a_line_per_core_and_a_conclusion():
+    tool = Path(__file__).resolve().parents[1] / "benchmarks" / "core_speed.py"
+    out = subprocess.run(
+        [sys.executable, str(tool), "--seconds", "0.2", "--window-s", "0.02"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    assert [line.split(":")[0] for line in out[:-2]] == [
+        f"core {c}" for c in sorted(os.sched_getaffinity(0))
+    ]
+    assert out[-2].startswith("steal counted")
+    assert out[-1] == "every core kept its speed" or out[-1].startswith("cores change speed")
