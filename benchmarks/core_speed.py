@@ -6,8 +6,9 @@
 Times a fixed pure-Python loop pinned to each core the process may use, in turn, in short
 windows, and prints per core its fast time, the share of windows over 1.5x that, and what
 the guest's kernel counted meanwhile (steal, CPU time against wall time). Run it on a quiet
-machine before trusting one run's intervals: on the 2-core development VM both cores spend
-a third or more of their windows at about half speed, which no counter of the guest shows.
+machine before trusting one run's intervals: on the 2-core development VM each core spent
+from 3% to 47% of its windows at about half speed (two readings two minutes apart), which
+the guest's counters mostly do not show.
 """
 
 import argparse
@@ -25,6 +26,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seconds", type=float, default=30.0, help="probe this long in all")
     p.add_argument("--window-s", type=float, default=core_speed.WINDOW_S)
     args = p.parse_args(argv)
+    if args.seconds <= 0 or args.window_s <= 0:
+        p.error(f"--seconds and --window-s must be > 0, got {args.seconds} and {args.window_s}")
     cores = sorted(os.sched_getaffinity(0))
     steal0 = core_speed.steal_s()
     windows = core_speed.probe(cores, args.seconds, args.window_s)

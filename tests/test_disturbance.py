@@ -136,7 +136,7 @@ def test_regions_of_one_sample_add_up_and_any_disturbed_region_marks_it(one_core
 
 def test_a_core_at_half_speed_part_of_the_time_is_told_from_a_steady_one():
     """blockbench.core_speed: what the guest's counters cannot see, timing shows."""
-    from blockbench.core_speed import Window, describe, summarize
+    from blockbench.core_speed import CoreSpeed, Window, describe, summarize
 
     halves = [Window(0, 0.005, 1.0)] * 6 + [Window(0, 0.0095, 1.0)] * 4
     steady = [Window(1, 0.005 * (1 + i / 100), 1.0) for i in range(10)]
@@ -145,7 +145,11 @@ def test_a_core_at_half_speed_part_of_the_time_is_told_from_a_steady_one():
     assert two_speeds.slow_factor == pytest.approx(1.9)
     assert two_speeds.slow_ci[0] > 0.1
     assert kept.slow == 0 and kept.slow_factor is None
-    assert "cores change speed" in describe([two_speeds, kept], 0.0)[-1]
+    lines = describe([two_speeds, kept], 0.0)
+    assert "cores change speed" in lines[-1]
+    assert "(1.00x the fastest core's)" in lines[0] and "(1.00x the fastest core's)" in lines[1]
+    slower = describe([kept, CoreSpeed(2, 0.01, 10, 0, (0.0, 0.3), None, 1.0)], 0.0)[1]
+    assert "(2.00x the fastest core's)" in slower
     assert describe([kept], 0.0)[-1] == "every core kept its speed"
 
 

@@ -1,11 +1,14 @@
 """Whether each core keeps its speed: a fixed pure-Python loop pinned to each core in turn.
 
 On the 2-core development VM each vCPU runs at full or at half speed, on its own, switching
-within a second (what a busy sibling hyperthread on the host leaves a core). The guest's
-kernel sees none of it: the thread's CPU time equals its wall time and no steal is counted,
-so the disturbance counters of a cell stay clean while its calls take up to twice as long.
-Timing the same work pinned to each core, in short windows, is what shows it: a machine
-whose cores keep their speed has nearly every window near the core's fastest.
+within a second (what a busy sibling hyperthread on the host leaves a core), for 3% to 47%
+of the time depending on the minute. The guest's kernel mostly sees none of it: in the slow
+windows the thread's CPU time usually equals its wall time and little or no steal is
+counted, so the disturbance counters of a cell stay clean while its calls take up to twice
+as long. Timing the same work pinned to each core, in short windows, is what shows it: a
+machine whose cores keep their speed has nearly every window near the core's fast time.
+A core slow in nearly all its windows has a slow "fast time": `describe` therefore also
+gives each core's fast time against the fastest core's.
 """
 
 import os
@@ -41,7 +44,9 @@ class Window:
 
 
 def window(core: int, seconds: float, work: Callable[[], object] = spin) -> Window:
-    """Calls of `work` on `core` for `seconds`: the mean wall time per call."""
+    """Calls of `work` on `core` for `seconds` (> 0): the mean wall time per call."""
+    if seconds <= 0:
+        raise ValueError(f"a window must last some time, got {seconds} s")
     os.sched_setaffinity(0, {core})
     work()  # the first call after a migration pays for it
     calls, cpu0, start = 0, time.thread_time(), time.perf_counter()
@@ -111,6 +116,7 @@ def summarize(windows: Sequence[Window]) -> list[CoreSpeed]:
 def describe(speeds: Sequence[CoreSpeed], steal: float | None) -> list[str]:
     """One line per core and the conclusion, for a reader deciding whether to trust a run."""
     lines = []
+    fastest = min(s.fast_s for s in speeds)
     for s in speeds:
         slow = (
             f"{s.slow} of {s.windows} windows slow ({s.slow_share:.0%}, 95% CI "
@@ -119,7 +125,8 @@ def describe(speeds: Sequence[CoreSpeed], steal: float | None) -> list[str]:
             else f"no slow window in {s.windows}"
         )
         lines.append(
-            f"core {s.core}: {s.fast_s * 1e3:.2f} ms a call when fast; {slow}; "
+            f"core {s.core}: {s.fast_s * 1e3:.2f} ms a call when fast "
+            f"({s.fast_s / fastest:.2f}x the fastest core's); {slow}; "
             f"CPU time / wall time >= {s.cpu_share:.2f}"
         )
     stolen = "unknown" if steal is None else f"{steal:.2f} s"
