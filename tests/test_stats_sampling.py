@@ -176,7 +176,9 @@ def test_single_call_phases_take_30_samples_where_they_fit_and_fewer_where_calls
 
     fast = collect(quick, rule, calibrated=False, warm=True, single_calls=30)
     assert fast.floor == 30 and len(fast.samples_s) == 30 and fast.loops == 1
-    assert all(s < 0.001 for s in fast.samples_s)  # the wait is not in the sample
+    # the wait is not in the sample (were it, every sample would last 1 ms or more); a
+    # sample or two may still be stretched by the hypervisor taking the core
+    assert sum(s >= 0.001 for s in fast.samples_s) <= 2, fast.samples_s
     long = collect(slow, rule, calibrated=False, warm=True, single_calls=30)
     assert long.floor == 2 and len(long.samples_s) == 2  # 1 s of wall / 0.5 s a call: min_samples
 
