@@ -301,11 +301,11 @@ def measure(spec: CellSpec, progress: Callable[[dict[str, Any]], None]) -> dict[
         record["provenance"] = provenance.full(dev)
         if impl.style != "numpy":  # a NumPy cell never compiles: XLA's compiler stays idle
             harness.warm_up(dev)
-        if impl.style != "numpy" and spec.isolate:
-            record["isolation"] = cores.separate_measuring_thread(spec.cores, spec.spare_cores)
-            watched = set(spec.cores) | set(record["isolation"]["measuring_thread_cores"])
-            probe.close()
-            probe = Probe(tuple(sorted(watched)))  # a neighbour there disturbs us too
+            if spec.isolate:
+                record["isolation"] = cores.separate_measuring_thread(spec.cores, spec.spare_cores)
+                watched = set(spec.cores) | set(record["isolation"]["measuring_thread_cores"])
+                probe.close()
+                probe = Probe(tuple(sorted(watched)))  # a neighbour there disturbs us too
         host_args = workload.make_inputs(spec.size, np.random.default_rng(spec.seed))
         with jax.default_device(dev):
             checked: dict[str, Any] = {}
