@@ -21,13 +21,14 @@ from typing import Any
 
 import pandas as pd
 
-from blockbench import aggregate, stages, verdicts
-from blockbench.aggregate import write_table
-from blockbench.claims import scaled
-from blockbench.claims_report import to_markdown
-from blockbench.floors import Study, kind_of, study_path
-from blockbench.random_effects import reml
-from blockbench.results_io import raw_files
+from blockbench.judge import aggregate, verdicts
+from blockbench.judge.aggregate import write_table
+from blockbench.judge.claims import scaled
+from blockbench.judge.random_effects import reml
+from blockbench.judge.studies import Study, kind_of, study_path
+from blockbench.present.claims_report import to_markdown
+from blockbench.records.layout import raw_files
+from blockbench.run import stages
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from blockbench.claim_rules import decide
-from blockbench.claims import from_scale, scaled, value_ci
-from blockbench.random_effects import pool
+from blockbench.judge.claim_rules import decide
+from blockbench.judge.claims import from_scale, scaled, value_ci
+from blockbench.judge.random_effects import pool
 
 DECISIVE = {"reproduced", "not_reproduced"}
 

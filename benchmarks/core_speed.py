@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Does each core of this machine keep its speed? (blockbench.core_speed)
+"""Does each core of this machine keep its speed? (blockbench.measure.core_speed)
 
     .venv/bin/python benchmarks/core_speed.py [--seconds 30] [--window-s 0.15]
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from blockbench import core_speed
+from blockbench.measure import core_speed
 
 
 def main(argv: list[str] | None = None) -> int:

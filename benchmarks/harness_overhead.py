@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 import jax
 import numpy as np
 
-from blockbench import harness, sampling
-from blockbench.registry import WORKLOADS, lookup
+from blockbench.measure import harness, sampling
+from blockbench.workloads.registry import WORKLOADS, lookup
 
 
 def bare_loop(f: Callable[..., Any], x: Any) -> Callable[[int], float]:

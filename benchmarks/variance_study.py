@@ -26,8 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from blockbench import resampling  # noqa: E402
-from blockbench.results_io import read_json  # noqa: E402
-from blockbench.spec import per_process  # noqa: E402
+from blockbench.records.spec import per_process  # noqa: E402
+from blockbench.records.store import read_json  # noqa: E402
 
 CELLS = [
     ("grad_logistic", "grad_jit", 1000),

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """The GPU kit (see `--help` and README, "On a GPU machine"); thin wrapper over
-blockbench.gpu_kit. Needs no Snakemake and no installation: the lent GPU image runs it."""
+blockbench.run.gpu_kit. Needs no Snakemake and no installation: the lent GPU image runs it."""
 
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from blockbench.gpu_kit import main
+from blockbench.run.gpu_kit import main
 
 sys.exit(main())

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Measure one grid cell and write its JSON (see `--help`); thin wrapper over blockbench.measure."""
+"""Measure one grid cell and write its JSON (see `--help`): blockbench.measure.parent."""
 
 import sys
 from pathlib import Path
@@ -7,6 +7,6 @@ from pathlib import Path
 # Runs from a checkout without installation too (a cluster node, the GPU image).
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from blockbench.measure import main
+from blockbench.measure.parent import main
 
 sys.exit(main())

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from blockbench.results_io import validate
+from blockbench.records.store import validate
 
 ROOT = Path(__file__).resolve().parents[1]
 # Short phases: the tests check behaviour, not precision.

@@ -8,9 +8,11 @@ import pytest
 import yaml
 from test_claims import row
 
-from blockbench import article_figures, articles, claim_rules, figures, stages
-from blockbench.aggregate import cells
-from blockbench.claims import RunView
+from blockbench.judge import articles, claim_rules
+from blockbench.judge.aggregate import cells
+from blockbench.judge.claims import RunView
+from blockbench.present import article_figures, figures
+from blockbench.run import stages
 from blockbench.workloads import grad_logistic
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -9,11 +9,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from blockbench import claims, verdicts
-from blockbench.floors import Kind, Study, kind_of, read_studies, read_study, study_path
-from blockbench.jobs import InputError
-from blockbench.pooling import pool_part
-from blockbench.random_effects import Between, pool, reml, widen
+from blockbench.errors import InputError
+from blockbench.judge import claims, verdicts
+from blockbench.judge.pooling import pool_part
+from blockbench.judge.random_effects import Between, pool, reml, widen
+from blockbench.judge.studies import Kind, Study, kind_of, read_studies, read_study, study_path
 
 PROCESSES = 3  # worker processes per run, as the default grid
 # 95% intervals must cover within this band over SIMS simulated studies: the binomial
@@ -254,7 +254,7 @@ def test_committed_study_pools_the_earlier_runs_into_a_ci_that_covers_the_last()
 
 
 def test_article_figures_pool_a_rows_points_only_where_two_runs_measured_it() -> None:
-    from blockbench.article_figures import Point, pooled_point
+    from blockbench.present.article_figures import Point, pooled_point
 
     points = [Point(2.0, 1.5, 2.6, "", 2.0), Point(2.4, 2.0, 2.9, "", 2.0)]
     got = pooled_point(points)

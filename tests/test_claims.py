@@ -8,10 +8,11 @@ import pandas as pd
 import pytest
 import yaml
 
-from blockbench import articles, claim_rules, claims, claims_report, resampling, verdicts
-from blockbench.aggregate import cells, measurements, speedups
-from blockbench.registry import WORKLOADS
-from blockbench.results_io import raw_files
+from blockbench.judge import articles, claim_rules, claims, resampling, verdicts
+from blockbench.judge.aggregate import cells, measurements, speedups
+from blockbench.present import claims_report
+from blockbench.records.layout import raw_files
+from blockbench.workloads.registry import WORKLOADS
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTICLES = articles.load(ROOT / "config/articles.yaml")

@@ -1,11 +1,11 @@
 """The run's order: the cells a claim compares are measured back to back, round by round, in a
-shuffled order (blockbench.design)."""
+shuffled order (blockbench.run.run_order)."""
 
 import yaml
 from conftest import ROOT
 
-from blockbench import design, grid
-from blockbench.stages import read_claims
+from blockbench.run import grid, run_order
+from blockbench.run.stages import read_claims
 
 CONFIG = yaml.safe_load((ROOT / "config/config.yaml").read_text())
 CLAIMS = read_claims(ROOT / "config/claims.yaml", ROOT / "config/articles.yaml")
@@ -17,7 +17,7 @@ def cell(workload: str, impl: str, size: int) -> grid.Cell:
 
 
 def test_the_cells_of_the_cross_cell_claims_share_a_block():
-    blocks = design.blocks(PLAN, CLAIMS)
+    blocks = run_order.blocks(PLAN, CLAIMS)
     c1 = {blocks[cell("matmul", "jax", 5000)], blocks[cell("matmul", "numpy", 5000)]}  # C1, B3
     c5 = {blocks[cell("selu", "jax", 1000000)], blocks[cell("selu", "numpy", 1000000)]}
     d1 = {blocks[cell("stencil", i, 64)] for i in ("loop", "convolve", "scan")}  # a chain
@@ -28,13 +28,13 @@ def test_the_cells_of_the_cross_cell_claims_share_a_block():
 
 def test_each_round_runs_every_cell_once_and_a_blocks_cells_back_to_back():
     repeats = 3
-    order = design.order(PLAN, CLAIMS, dict.fromkeys(PLAN, repeats), seed=0)
+    order = run_order.order(PLAN, CLAIMS, dict.fromkeys(PLAN, repeats), seed=0)
     assert len(order) == len(PLAN) * repeats
     sequence = sorted(order, key=lambda job: -order[job][0])
     rounds = [r for _, r in sequence]
     assert rounds == sorted(rounds)  # round 0 entirely before round 1, ...
     positions = {job: i for i, job in enumerate(sequence)}
-    blocks = design.blocks(PLAN, CLAIMS)
+    blocks = run_order.blocks(PLAN, CLAIMS)
     members: dict[str, list[grid.Cell]] = {}
     for c, name in blocks.items():
         members.setdefault(name, []).append(c)
@@ -52,8 +52,8 @@ def test_each_round_runs_every_cell_once_and_a_blocks_cells_back_to_back():
 
 def test_the_order_is_a_function_of_the_seed():
     three = dict.fromkeys(PLAN, 3)
-    assert design.order(PLAN, CLAIMS, three, 0) == design.order(PLAN, CLAIMS, three, 0)
-    assert design.order(PLAN, CLAIMS, three, 0) != design.order(PLAN, CLAIMS, three, 1)
+    assert run_order.order(PLAN, CLAIMS, three, 0) == run_order.order(PLAN, CLAIMS, three, 0)
+    assert run_order.order(PLAN, CLAIMS, three, 0) != run_order.order(PLAN, CLAIMS, three, 1)
 
 
 def test_a_cell_with_more_processes_runs_its_extra_rounds_after_every_cells_last():
@@ -64,7 +64,7 @@ def test_a_cell_with_more_processes_runs_its_extra_rounds_after_every_cells_last
     assert repeats[source_a] == 6 and max(repeats.values()) == 6
     assert repeats[cell("matmul", "jax", 5000)] == repeats[cell("matmul", "numpy", 5000)] == 5
     assert repeats[cell("matmul", "jax", 2000)] == CONFIG["repeats"] == 3
-    order = design.order(PLAN, CLAIMS, repeats, seed=0)
+    order = run_order.order(PLAN, CLAIMS, repeats, seed=0)
     assert len(order) == sum(repeats.values())
     last_common = min(order[(c, r)][0] for c, n in repeats.items() for r in range(min(n, 3)))
     extra = [order[(c, r)][0] for c, n in repeats.items() for r in range(3, n)]

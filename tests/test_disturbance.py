@@ -1,4 +1,4 @@
-"""Every sample knows whether it was disturbed, and by whom (blockbench.disturbance).
+"""Every sample knows whether it was disturbed, and by whom (blockbench.measure.disturbance).
 
 A process spinning on the cell's core must flag the samples it shared the core with as
 disturbed from outside; a thread of the cell's own process spinning there flags them as
@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from blockbench.disturbance import INSIDE, OUTSIDE, Probe, between, combine
-from blockbench.sampling import collect
-from blockbench.spec import StopRule
+from blockbench.measure.disturbance import INSIDE, OUTSIDE, Probe, between, combine
+from blockbench.measure.sampling import collect
+from blockbench.records.spec import StopRule
 
 pytestmark = pytest.mark.skipif(
     not Probe((0,)).available or not hasattr(os, "sched_setaffinity"),
@@ -135,8 +135,8 @@ def test_regions_of_one_sample_add_up_and_any_disturbed_region_marks_it(one_core
 
 
 def test_a_core_at_half_speed_part_of_the_time_is_told_from_a_steady_one():
-    """blockbench.core_speed: what the guest's counters cannot see, timing shows."""
-    from blockbench.core_speed import CoreSpeed, Window, describe, summarize
+    """blockbench.measure.core_speed: what the guest's counters cannot see, timing shows."""
+    from blockbench.measure.core_speed import CoreSpeed, Window, describe, summarize
 
     halves = [Window(0, 0.005, 1.0)] * 6 + [Window(0, 0.0095, 1.0)] * 4
     steady = [Window(1, 0.005 * (1 + i / 100), 1.0) for i in range(10)]
@@ -154,7 +154,7 @@ def test_a_core_at_half_speed_part_of_the_time_is_told_from_a_steady_one():
 
 
 def test_the_core_speed_probe_visits_every_core_and_restores_the_affinity():
-    from blockbench.core_speed import probe
+    from blockbench.measure.core_speed import probe
 
     before = os.sched_getaffinity(0)
     cores = sorted(before)

@@ -9,8 +9,10 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from blockbench import aggregate, claim_rules, gpu_kit, grid, results_io
-from blockbench.articles import load as load_articles
+from blockbench.judge import aggregate, claim_rules
+from blockbench.judge.articles import load as load_articles
+from blockbench.records import layout, store
+from blockbench.run import gpu_kit, grid
 
 ROOT = Path(__file__).resolve().parents[1]
 GPU_CLAIMS = ("B1", "B2", "C2", "C3", "C5", "C6")
@@ -91,10 +93,8 @@ def test_the_kit_measures_resumes_and_packs_on_cpu(tmp_path, monkeypatch):
         assert all(m.name.startswith("kit-test/") for m in tar.getmembers())
 
     raw = gpu_kit.unpack(archive, home)
-    files = results_io.raw_files(raw)
-    records = {
-        (r["cell"]["device"], r["cell"]["impl"]): r for r in map(results_io.read_json, files)
-    }
+    files = layout.raw_files(raw)
+    records = {(r["cell"]["device"], r["cell"]["impl"]): r for r in map(store.read_json, files)}
     assert set(records) == {
         ("cpu", "numpy"),
         ("cpu", "jax_jit"),
@@ -107,19 +107,19 @@ def test_the_kit_measures_resumes_and_packs_on_cpu(tmp_path, monkeypatch):
         else:
             assert record["status"] == "ok" and record["phases"]["steady"]["n"] >= 3
     aggregate.measurements(files)  # the import validates every file against the schema
-    manifest = results_io.read_json(raw / gpu_kit.MANIFEST)
+    manifest = store.read_json(raw / gpu_kit.MANIFEST)
     assert manifest["complete"] and manifest["parts"][0]["processes"] == 4
     assert manifest["schema_validated"] is True
 
     # a second part measures only what is missing, and says how long it took
     (tmp_path / "device" / grid.Cell("cpu", "matmul", "numpy", 32).path("kit-test")).unlink()
     assert gpu_kit.run(config, out, root=tmp_path / "device") == 0
-    parts = results_io.read_json(tmp_path / "device/results/raw/kit-test/kit.json")["parts"]
+    parts = store.read_json(tmp_path / "device/results/raw/kit-test/kit.json")["parts"]
     assert [p["processes"] for p in parts] == [4, 1] and parts[1]["seconds"] > 0
 
     # a part with no time left measures nothing, packs what there is and asks to be rerun;
     # a fresh machine goes on from the archive
     fresh, again = tmp_path / "fresh", tmp_path / "again"
     assert gpu_kit.run(config, fresh, root=fresh, part_s=0) == gpu_kit.EXIT_MORE_PARTS
-    assert not results_io.raw_files(fresh / "results/raw/kit-test")
+    assert not layout.raw_files(fresh / "results/raw/kit-test")
     assert gpu_kit.run(config, again, root=again, part_s=0, resume=archive) == 0

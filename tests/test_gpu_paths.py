@@ -9,8 +9,10 @@ import numpy as np
 import pytest
 import yaml
 
-from blockbench import cell, grid, measure, provenance, registry
-from blockbench.spec import CellSpec, StopRule
+from blockbench.measure import cell, parent, provenance
+from blockbench.records.spec import CellSpec, StopRule
+from blockbench.run import grid
+from blockbench.workloads import registry
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -63,8 +65,8 @@ def test_gpu_cells_name_their_backend_and_cpu_cells_ignore_an_inherited_one(monk
     """Review 2: JAX_PLATFORMS set outright, so a failed CUDA start is loud, and an exported
     JAX_PLATFORMS=cuda cannot make the NumPy baselines unavailable."""
     monkeypatch.setenv("JAX_PLATFORMS", "cuda")
-    assert measure.worker_env("cpu", 2)["JAX_PLATFORMS"] == "cpu"
-    assert measure.worker_env("gpu", 2)["JAX_PLATFORMS"] == "cuda,cpu"
+    assert parent.worker_env("cpu", 2)["JAX_PLATFORMS"] == "cpu"
+    assert parent.worker_env("gpu", 2)["JAX_PLATFORMS"] == "cuda,cpu"
 
 
 def test_a_backend_that_fails_to_start_is_unavailable_with_its_reason(monkeypatch):

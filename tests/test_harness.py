@@ -6,9 +6,9 @@ import jax
 import numpy as np
 import pytest
 
-from blockbench import cell, cores, harness, registry, sampling
-from blockbench.spec import PHASES, CellSpec, StopRule
-from blockbench.workloads import selu
+from blockbench.measure import cell, cores, harness, sampling
+from blockbench.records.spec import PHASES, CellSpec, StopRule
+from blockbench.workloads import registry, selu
 
 FAST = StopRule(min_samples=5, min_time_s=0.02, max_time_s=0.5)
 
@@ -149,11 +149,12 @@ def test_numpy_cells_have_first_call_and_steady_only_and_never_start_xlas_compil
 
 
 def test_a_wrong_result_is_a_status_not_a_silent_timing(monkeypatch):
+    workload = registry.WORKLOADS["selu"]
     broken = [
         replace(i, fn=lambda x: selu.numpy_selu(x) * 1.01) if i.name == "numpy" else i
-        for i in registry.IMPLS
+        for i in workload.impls
     ]
-    monkeypatch.setattr(registry, "IMPLS", tuple(broken))
+    monkeypatch.setitem(registry.WORKLOADS, "selu", replace(workload, impls=tuple(broken)))
     record = measure("selu", "numpy", 1000)
     assert record["status"] == "wrong_result"
     assert not record["check"]["passed"]

@@ -15,11 +15,13 @@ import psutil
 import pytest
 from conftest import run_measure
 
-from blockbench import aggregate, cores, verdicts
-from blockbench.cell import WARMED_BY_CHECK
-from blockbench.measure import host_lock
-from blockbench.results_io import schema, validate, write_json_atomic
+from blockbench.judge import aggregate, verdicts
+from blockbench.measure import cores
+from blockbench.measure.cell import WARMED_BY_CHECK
+from blockbench.measure.parent import host_lock
+from blockbench.records.store import schema, validate, write_json_atomic
 
+WORKER = "blockbench.measure.worker"
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -142,7 +144,7 @@ def test_schema_rejects_a_record_that_breaks_the_contract(measure_cli):
 
 
 def test_the_measurement_schema_is_a_valid_json_schema():
-    """Checked here, not in every measurement job (results_io._validator)."""
+    """Checked here, not in every measurement job (store._validator)."""
     jsonschema.validators.validator_for(schema()).check_schema(schema())
 
 
@@ -179,8 +181,8 @@ def test_numpy_and_xla_use_the_cells_cores_whatever_the_environment_says(measure
         "--device", "cpu", "--workload", "matmul", "--impl", "numpy", "--size", "256", env=one
     )
     threads, n = record["provenance"]["threads"], len(cores.allowed())
-    assert threads["n_cores"] == n and threads["blas_threads"] == n
-    assert threads["xla_threads"] == n and threads["parity"]
+    assert threads["n_cores"] == n and threads["blas_threads"] == n and threads["parity"]
+    assert threads["xla_threads"] is None  # a NumPy cell's worker starts no XLA
     assert not any(w.startswith("thread parity") for w in record["warnings"])
     assert record["provenance"]["env"]["OPENBLAS_NUM_THREADS"] == str(n)
 
@@ -224,7 +226,7 @@ def test_a_killed_cell_leaves_no_worker_measuring_without_the_lock(tmp_path):
     worker = None
     for _ in range(200):
         kids = psutil.Process(parent.pid).children()
-        worker = next((k for k in kids if "blockbench.worker" in " ".join(k.cmdline())), None)
+        worker = next((k for k in kids if WORKER in " ".join(k.cmdline())), None)
         if worker is not None:
             break
         time.sleep(0.05)

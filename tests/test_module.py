@@ -14,7 +14,8 @@ import pytest
 import yaml
 from tiny import TINY
 
-from blockbench import figures, grid, stages
+from blockbench.present import figures
+from blockbench.run import grid, stages
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]

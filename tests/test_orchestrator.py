@@ -1,10 +1,10 @@
 """Snakemake stays off the CPU: at most one pending re-evaluation timer, however many jobs
-finish (blockbench.orchestrator), on a stand-in scheduler and on Snakemake's own class."""
+finish (blockbench.run.scheduler_patch), on a stand-in scheduler and on Snakemake's own class."""
 
 import threading
 import time
 
-from blockbench.orchestrator import PATCHED, quiet_rescheduling
+from blockbench.run.scheduler_patch import PATCHED, quiet_rescheduling
 
 
 class Scheduler:

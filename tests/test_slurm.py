@@ -24,8 +24,10 @@ import pytest
 import slurm_cluster
 from tiny import TINY, workflow_copy
 
-from blockbench import cluster, figures, measure, provenance
-from blockbench.stages import read_claims
+from blockbench.measure import parent, provenance
+from blockbench.present import figures
+from blockbench.run import cluster
+from blockbench.run.stages import read_claims
 
 TEST_OVERRIDES = [
     "--slurm-init-seconds-before-status-checks",
@@ -305,13 +307,13 @@ def test_inside_a_slurm_job_the_lock_is_the_nodes_file_in_the_cluster_lock_dir(
     monkeypatch.delenv("BLOCKBENCH_LOCK", raising=False)
     monkeypatch.delenv("SLURM_JOB_ID", raising=False)
     shared = tmp_path / "locks"
-    assert measure.lock_path(None, shared) == measure.default_lock_path()  # not in SLURM
+    assert parent.lock_path(None, shared) == parent.default_lock_path()  # not in SLURM
     monkeypatch.setenv("SLURM_JOB_ID", "7")
     monkeypatch.setenv("SLURMD_NODENAME", "gpu042")
-    assert measure.lock_path(None, shared) == shared / "gpu042.lock"
-    assert measure.lock_path(tmp_path / "x.lock", shared) == tmp_path / "x.lock"
+    assert parent.lock_path(None, shared) == shared / "gpu042.lock"
+    assert parent.lock_path(tmp_path / "x.lock", shared) == tmp_path / "x.lock"
     monkeypatch.setenv("BLOCKBENCH_LOCK", str(tmp_path / "env.lock"))
-    assert measure.lock_path(None, shared) == tmp_path / "env.lock"
+    assert parent.lock_path(None, shared) == tmp_path / "env.lock"
 
 
 def test_a_cell_on_more_cores_than_slurm_granted_its_step_is_flagged(monkeypatch):

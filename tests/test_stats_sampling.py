@@ -6,8 +6,8 @@ import time
 import numpy as np
 import pytest
 
-from blockbench.disturbance import OUTSIDE, Disturbance
-from blockbench.sampling import (
+from blockbench.measure.disturbance import OUTSIDE, Disturbance
+from blockbench.measure.sampling import (
     BUDGET,
     LONG,
     TIME_CAP,
@@ -18,8 +18,8 @@ from blockbench.sampling import (
     collect,
     in_turn,
 )
-from blockbench.spec import StopRule, per_process
-from blockbench.stats import median_ci, relative_ci_halfwidth, summarize
+from blockbench.measure.stats import median_ci, relative_ci_halfwidth, summarize
+from blockbench.records.spec import StopRule, per_process
 
 
 def busy(seconds: float) -> None:

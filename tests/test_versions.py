@@ -10,7 +10,8 @@ import pytest
 from test_workflow import SNAKEMAKE, snakemake
 from tiny import ROOT, workflow_copy
 
-from blockbench import design, grid, versions
+from blockbench.records import layout
+from blockbench.run import grid, run_order, versions
 
 # An older release than the locked one, from before the new CPU runtime (0.4.32) and with
 # the locked NumPy; its environment is kept under the checkout's .venvs/ (git-ignored), so
@@ -20,14 +21,14 @@ ENVS = ROOT / ".venvs"
 
 
 def test_the_installed_release_keeps_the_plain_run_label_and_order():
-    here = versions.installed()
+    here = layout.installed_jax()
     assert versions.requested({"jax_versions": []}) == [here]
-    assert versions.run_label("local", here) == "local"
-    assert versions.run_label("local", OLD) == f"local+jax-{OLD}"
-    assert versions.version_of(f"local+jax-{OLD}") == OLD
-    assert versions.version_of("local") == here
+    assert layout.run_label("local", here) == "local"
+    assert layout.run_label("local", OLD) == f"local+jax-{OLD}"
+    assert layout.version_of(f"local+jax-{OLD}") == OLD
+    assert layout.version_of("local") == here
     plan = grid.cells({"devices": ["cpu"], **TWO})
-    order = design.order(plan, [], dict.fromkeys(plan, 2), 0)
+    order = run_order.order(plan, [], dict.fromkeys(plan, 2), 0)
     cells = len(order) // 2
     assert [versions.priority(p, len(order), cells, 0, 1) for p, _ in order.values()] == [
         p for p, _ in order.values()
@@ -46,7 +47,7 @@ def test_the_installed_release_keeps_the_plain_run_label_and_order():
 def test_a_release_pypi_lacks_is_refused_naming_key_and_value(monkeypatch, tmp_path):
     known = ("0.10.2", "0.4.30", "0.4.13")
     monkeypatch.setattr(versions, "on_pypi", lambda package: known)
-    versions.check({"jax_versions": [OLD, versions.installed()]}, tmp_path)
+    versions.check({"jax_versions": [OLD, layout.installed_jax()]}, tmp_path)
     with pytest.raises(versions.VersionError, match=r"jax_versions\[1\]: '0.4.14': no jaxlib"):
         versions.check({"jax_versions": [OLD, "0.4.14"]}, tmp_path)
     # an environment already made needs no index (offline re-runs)
@@ -91,7 +92,7 @@ TWO = {
 def test_two_releases_end_to_end_each_cell_imports_its_release(tmp_path):
     """One environment made (or reused) for the old release, every cell measured under the
     release it was planned for, and claims judged release by release."""
-    here = versions.installed()
+    here = layout.installed_jax()
     config = {**TWO, "run_label": "two", "jax_versions": [OLD, here], "jax_envs": str(ENVS)}
     wf = workflow_copy(tmp_path, config)
     run = subprocess.run(

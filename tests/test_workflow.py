@@ -15,19 +15,13 @@ import pytest
 import yaml
 from tiny import TINY, workflow_copy
 
-from blockbench import (
-    aggregate,
-    claims,
-    cli_config,
-    cores,
-    figures,
-    grid,
-    provenance,
-    results_io,
-    stages,
-)
-from blockbench.floors import Kind, Study, study_path
-from blockbench.random_effects import Between
+from blockbench.judge import aggregate, claims
+from blockbench.judge.random_effects import Between
+from blockbench.judge.studies import Kind, Study, study_path
+from blockbench.measure import cores, provenance
+from blockbench.present import figures
+from blockbench.records import layout
+from blockbench.run import cli_config, grid, stages
 
 ROOT = Path(__file__).resolve().parents[1]
 SETTINGS = grid.settings(TINY)  # each cell's processes (dot_xx: its block's 3)
@@ -65,6 +59,10 @@ def test_lint_is_clean_and_every_rule_has_a_log(tmp_path):
         (
             {"workloads": [{"name": "selu", "impls": ["numba"], "sizes": [10]}]},
             ["workloads[0] (selu).impls", "'numba'"],
+        ),
+        (
+            {"workloads": [{"name": "softmax", "impls": ["jax"], "sizes": [10]}]},
+            ["workloads[0] (softmax).name", "unknown workload 'softmax'", "known: "],
         ),
         ({"run_label": "a b"}, ["'a b' does not match", "run_label"]),
         ({"merge": ["no/such/run"]}, ["merge[0]", "no/such/run"]),
@@ -452,7 +450,7 @@ def test_merged_runs_keep_their_label_and_device_model(tmp_path):
         record = json.loads(path.read_text())
         record["provenance"]["config"]["run_label"] = "other-machine"
         path.write_text(json.dumps(record))
-    files = [*results_io.raw_files(REFERENCE), *results_io.raw_files(other)]
+    files = [*layout.raw_files(REFERENCE), *layout.raw_files(other)]
     df = aggregate.measurements(files)
     assert set(df["run_label"]) == {"dev-2core-xeon", "other-machine"}
     assert df["device_label"].str.startswith("cpu (").all()
@@ -497,4 +495,4 @@ def test_two_files_for_one_cell_are_refused(tmp_path):
     twin = tmp_path / "twin"
     shutil.copytree(REFERENCE / "cpu/selu", twin / "cpu/selu")
     with pytest.raises(ValueError, match="give each merged run its own run_label"):
-        aggregate.measurements([*results_io.raw_files(REFERENCE), *results_io.raw_files(twin)])
+        aggregate.measurements([*layout.raw_files(REFERENCE), *layout.raw_files(twin)])

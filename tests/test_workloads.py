@@ -4,9 +4,9 @@ import jax
 import numpy as np
 import pytest
 
-from blockbench import harness
-from blockbench.registry import IMPLS, WORKLOADS, lookup
+from blockbench.measure import harness
 from blockbench.workloads import grad_logistic, stencil
+from blockbench.workloads.registry import IMPLS, WORKLOADS, lookup
 
 SMALL = {"dot_xx": 24, "matmul": 24, "selu": 1000, "stencil": 8, "grad_logistic": 100}
 

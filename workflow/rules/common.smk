@@ -1,37 +1,41 @@
 # Grid and target lists, computed by the blockbench package from the validated config.
 from pathlib import Path
 
-from blockbench import cluster, design, figures, grid, orchestrator, versions
-from blockbench.floors import study_files
-from blockbench.results_io import raw_files
-from blockbench.stages import read_claims
+from blockbench.run import cluster, grid, run_order, scheduler_patch, versions
+
+from blockbench.present import figures
+from blockbench.judge.studies import study_files
+from blockbench.records import layout
+from blockbench.run.stages import read_claims
 
 grid.check(config)
 # A claim or article figure that could never be judged stops the run before any job.
 CLAIM_LIST = read_claims(config["claims"], config["articles"])
-# Snakemake's scheduler must not take CPU from the cells (blockbench.orchestrator).
-QUIET = orchestrator.quiet_rescheduling()
+# Snakemake's scheduler must not take CPU from the cells (blockbench.run.scheduler_patch).
+QUIET = scheduler_patch.quiet_rescheduling()
 
 PLAN = grid.plan(config)
 # Each cell's processes and sampling (the run's, or its block's own `repeats`, `sampling`).
 SETTINGS = grid.settings(config)
-# Process r of every cell in round r; the cells a claim compares back to back (blockbench.design).
+# Process r of every cell in round r; the cells a claim compares back to back (blockbench.run.run_order).
 REPEATS = {cell: s.repeats for cell, s in SETTINGS.items()}
-ORDER = design.order(PLAN, CLAIM_LIST, REPEATS, config["seed"])
+ORDER = run_order.order(PLAN, CLAIM_LIST, REPEATS, config["seed"])
 RUN = config["run_label"]
-# The JAX-version axis (blockbench.versions): each release is a run of its own; the
+# Where each process of a cell writes its JSON (blockbench.records.layout).
+RAW_FILE = layout.RAW
+# The JAX-version axis (blockbench.run.versions): each release is a run of its own; the
 # installed (locked) release keeps the plain run label and this environment.
 VERSIONS = versions.requested(config)
 ENV_PRIORITY = len(ORDER) * len(VERSIONS) + 1  # above every measurement (rule jax_env)
 ENVS = config["jax_envs"]
 RAW = [
-    cell.path(versions.run_label(RUN, v), r)
+    cell.path(layout.run_label(RUN, v), r)
     for v in VERSIONS
     for cell in PLAN
     for r in range(REPEATS[cell])
 ]
-MERGED = [str(p) for run in config["merge"] for p in raw_files(Path(run))]
-# Between-run studies (blockbench.floors): read by every stage that shows a claim's interval.
+MERGED = [str(p) for run in config["merge"] for p in layout.raw_files(run)]
+# Between-run studies (blockbench.judge.studies): read by every stage that shows a claim's interval.
 STUDIES = study_files(config["between_run"])
 TABLES = expand(
     "results/tables/{name}.{ext}",
@@ -76,7 +80,7 @@ def sampling_of(wc):
 
 def priority_of(wc):
     """The job's place in the run's randomized, interleaved order (higher runs first)."""
-    version = versions.version_of(wc.run_label)
+    version = layout.version_of(wc.run_label)
     return versions.priority(
         ORDER.get((cell_of(wc), int(wc.repeat)), (0, ""))[0],
         len(ORDER),
@@ -88,9 +92,11 @@ def priority_of(wc):
 
 def jax_env_of(wc):
     """The environment of the cell's JAX release; none for the installed one."""
-    version = versions.version_of(wc.run_label)
+    version = layout.version_of(wc.run_label)
     return (
-        [] if version == versions.installed() else [str(versions.stamp(ENVS, version))]
+        []
+        if version == layout.installed_jax()
+        else [str(versions.stamp(ENVS, version))]
     )
 
 

@@ -1,7 +1,7 @@
 # One job per grid cell and worker process (`repeats` of them). `measure_host` is a global
 # resource limited to 1 by the default profile, and scripts/measure.py also takes a host-wide
 # lock, so no two measurements ever share a host's cores or its GPU, whatever --cores says.
-# Priority orders the run (blockbench.design): process 0 of every cell comes before process
+# Priority orders the run (blockbench.run.run_order): process 0 of every cell comes before process
 # 1 of any, so they see the machine at different minutes, and the cells a claim compares run
 # back to back in a shuffled order within each round (randomized interleaved blocks).
 # CPU cells and accelerator cells are two rules so that each CPU job's resources are
@@ -13,7 +13,7 @@ rule measure:
     input:
         jax_env=jax_env_of,
     output:
-        "results/raw/{run_label}/{device}/{workload}/{impl}/{size}/{repeat}.json",
+        RAW_FILE,
     log:
         "logs/measure/{run_label}/{device}/{workload}/{impl}/{size}/{repeat}.log",
     wildcard_constraints:

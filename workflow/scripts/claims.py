@@ -1,8 +1,8 @@
 """Snakemake job: judge every claim of config/claims.yaml against the measurements."""
 
-from blockbench import jobs, stages
+from blockbench.run import job_log, stages
 
-with jobs.logged(snakemake.log[0]):
+with job_log.logged(snakemake.log[0]):
     stages.build_claims(
         measurements_file=snakemake.input.measurements,
         processes_file=snakemake.input.processes,

@@ -1,8 +1,9 @@
 """Snakemake job: each claim's value, CI and verdict against the JAX release."""
 
-from blockbench import jobs, version_figures
+from blockbench.present import version_figures
+from blockbench.run import job_log
 
-with jobs.logged(snakemake.log[0]):
+with job_log.logged(snakemake.log[0]):
     version_figures.build(
         claims_csv=snakemake.input[0],
         png=snakemake.output.png,

@@ -1,8 +1,9 @@
 """Snakemake job: draw one figure (PNG and SVG) from the measurements table."""
 
-from blockbench import figures, jobs
+from blockbench.present import figures
+from blockbench.run import job_log
 
-with jobs.logged(snakemake.log[0]):
+with job_log.logged(snakemake.log[0]):
     figures.draw(
         snakemake.wildcards.name,
         measurements=snakemake.input[0],

@@ -2,8 +2,8 @@
 
 import sys
 
-from blockbench import jobs
-from blockbench.measure import job_args, main
+from blockbench.measure.parent import job_args, main
+from blockbench.run import job_log
 
 wc, p = snakemake.wildcards, snakemake.params
 cell = {"device": wc.device, "workload": wc.workload, "impl": wc.impl, "size": wc.size}
@@ -18,6 +18,6 @@ params = {
     "lock_dir": p.lock_dir,
     "jax_env": p.jax_env[0] if p.jax_env else "",
 }
-with jobs.logged(snakemake.log[0]):
+with job_log.logged(snakemake.log[0]):
     code = main(job_args(cell, int(wc.repeat), snakemake.output[0], wc.run_label, params))
 sys.exit(code)

@@ -1,8 +1,8 @@
 """Snakemake job: measurement and speedup tables from every raw JSON of the run."""
 
-from blockbench import jobs, stages
+from blockbench.run import job_log, stages
 
-with jobs.logged(snakemake.log[0]):
+with job_log.logged(snakemake.log[0]):
     stages.build_tables(
         raw=[*snakemake.input.raw, *snakemake.input.merged],
         claims_file=snakemake.input.claims,

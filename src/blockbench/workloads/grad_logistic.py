@@ -1,10 +1,15 @@
 """`grad` of `sum(1 / (1 + exp(-x)))` (Source C, claim C7)."""
 
-import jax
-import jax.numpy as jnp
+from functools import cache
+from typing import Any
+
 import numpy as np
 
-from blockbench.workloads.common import max_rel_err
+from blockbench.workloads.checks import max_rel_err
+from blockbench.workloads.declare import Impl, KnownValues, Workload, deferred
+
+jax = deferred("jax")
+jnp = deferred("jax.numpy")
 
 # The article's printed values at x = [0, 1, 2]; float32 carries about 7 digits.
 KNOWN_INPUT = np.array([0.0, 1.0, 2.0], dtype=np.float32)
@@ -25,8 +30,34 @@ def work(size: int) -> float:
     return float(size)
 
 
-def _total_logistic(x: jnp.ndarray) -> jnp.ndarray:
+def _total_logistic(x: Any) -> Any:
     return jnp.sum(1.0 / (1.0 + jnp.exp(-x)))
 
 
-grad_total_logistic = jax.grad(_total_logistic)
+@cache
+def _gradient() -> Any:
+    return jax.grad(_total_logistic)
+
+
+def grad_total_logistic(x: Any) -> Any:
+    """`jax.grad(total_logistic)(x)`, the gradient made once, on the first call (so that
+    declaring it does not import JAX)."""
+    return _gradient()(x)
+
+
+WORKLOADS = (
+    Workload(
+        "grad_logistic",
+        "vector length",
+        make_inputs,
+        check,
+        tolerance=1e-5,
+        work=work,
+        baseline="grad",
+        known_values=KnownValues((KNOWN_INPUT,), KNOWN_OUTPUT, KNOWN_ATOL),
+        impls=(
+            Impl("grad", "eager", grad_total_logistic),
+            Impl("grad_jit", "jit", grad_total_logistic),
+        ),
+    ),
+)

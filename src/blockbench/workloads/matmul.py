@@ -6,10 +6,14 @@ eager `jnp.dot(x, x.T)` runs the transpose as its own operation first, and its c
 the dispatch time Source A compares against.
 """
 
-import jax.numpy as jnp
+from typing import Any
+
 import numpy as np
 
-from blockbench.workloads.common import max_rel_err
+from blockbench.workloads.checks import max_rel_err
+from blockbench.workloads.declare import CPU_ONLY, Impl, Workload, deferred
+
+jnp = deferred("jax.numpy")
 
 # Checked rows: a float64 product of the full matrix at size 10000 would cost more than
 # the measurement itself, and a wrong kernel shows in any row.
@@ -50,7 +54,7 @@ def numpy_dot(x: np.ndarray) -> np.ndarray:
     return np.dot(x, x.T)
 
 
-def jax_dot(x: jnp.ndarray) -> jnp.ndarray:
+def jax_dot(x: Any) -> Any:
     return jnp.dot(x, x.T)
 
 
@@ -65,5 +69,40 @@ def numpy_dot_xx(x: np.ndarray) -> np.ndarray:
     return np.dot(x, x)
 
 
-def jax_dot_xx(x: jnp.ndarray) -> jnp.ndarray:
+def jax_dot_xx(x: Any) -> Any:
     return jnp.dot(x, x)
+
+
+# TF32 matmuls on recent GPUs keep ~3 decimal digits: the tolerance allows that and still
+# catches a wrong kernel (errors of order 1).
+WORKLOADS = (
+    Workload(
+        "matmul",
+        "side of the square matrix",
+        make_inputs,
+        check,
+        tolerance=1e-2,
+        work=work,
+        baseline="numpy",
+        impls=(
+            Impl("numpy", "numpy", numpy_dot, CPU_ONLY),
+            Impl("jax_numpy_input", "eager", jax_dot, host_inputs=True, sends=sent_by_dot_xt),
+            Impl("jax", "eager", jax_dot),
+            Impl("jax_jit", "jit", jax_dot),
+        ),
+    ),
+    Workload(
+        "dot_xx",
+        "side of the square matrix",
+        make_uniform_inputs,
+        check_xx,
+        tolerance=1e-2,
+        work=work,
+        baseline="numpy",
+        impls=(
+            Impl("numpy", "numpy", numpy_dot_xx, CPU_ONLY),
+            Impl("jax", "eager", jax_dot_xx),
+            Impl("jax_jit", "jit", jax_dot_xx),
+        ),
+    ),
+)

@@ -1,9 +1,13 @@
 """SELU on a float32 vector (Source C), with the article's constants."""
 
-import jax.numpy as jnp
+from typing import Any
+
 import numpy as np
 
-from blockbench.workloads.common import max_rel_err
+from blockbench.workloads.checks import max_rel_err
+from blockbench.workloads.declare import CPU_ONLY, Impl, Workload, deferred
+
+jnp = deferred("jax.numpy")
 
 ALPHA = 1.67
 LMBDA = 1.05
@@ -26,5 +30,23 @@ def numpy_selu(x: np.ndarray) -> np.ndarray:
     return LMBDA * np.where(x > 0, x, ALPHA * np.exp(x) - ALPHA)
 
 
-def jax_selu(x: jnp.ndarray) -> jnp.ndarray:
+def jax_selu(x: Any) -> Any:
     return LMBDA * jnp.where(x > 0, x, ALPHA * jnp.exp(x) - ALPHA)
+
+
+WORKLOADS = (
+    Workload(
+        "selu",
+        "vector length",
+        make_inputs,
+        check,
+        tolerance=1e-5,
+        work=work,
+        baseline="numpy",
+        impls=(
+            Impl("numpy", "numpy", numpy_selu, CPU_ONLY),
+            Impl("jax", "eager", jax_selu),
+            Impl("jax_jit", "jit", jax_selu),
+        ),
+    ),
+)

@@ -4,11 +4,15 @@ Column 0 of the state is 1; each new column j+1 is, for interior rows i,
 a[i-1, j] w[i-1, j] + a[i, j] w[i, j] + a[i+1, j] w[i+1, j]; edge rows stay 0.
 """
 
-import jax.numpy as jnp
-import numpy as np
-from jax import lax
+from typing import Any
 
-from blockbench.workloads.common import max_rel_err
+import numpy as np
+
+from blockbench.workloads.checks import max_rel_err
+from blockbench.workloads.declare import Impl, Workload, deferred
+
+jnp = deferred("jax.numpy")
+lax = deferred("jax.lax")
 
 
 def shape(size: int) -> tuple[int, int]:
@@ -47,12 +51,12 @@ def work(size: int) -> float:
     return float(height + (height - 2) * width)
 
 
-def _initial_state(w: jnp.ndarray) -> jnp.ndarray:
+def _initial_state(w: Any) -> Any:
     height, width = w.shape
     return jnp.zeros((height, width + 1), w.dtype).at[:, 0].set(1.0)
 
 
-def loop(w: jnp.ndarray) -> jnp.ndarray:
+def loop(w: Any) -> Any:
     """The question's literal code: a scalar loop that sets column 0, then the double loop
     of scalar updates."""
     height, width = w.shape
@@ -66,7 +70,7 @@ def loop(w: jnp.ndarray) -> jnp.ndarray:
     return a
 
 
-def convolve(w: jnp.ndarray) -> jnp.ndarray:
+def convolve(w: Any) -> Any:
     """One Python loop over columns; each column at once as a length-3 convolution."""
     a = _initial_state(w)
     ones = jnp.ones(3, w.dtype)
@@ -75,10 +79,10 @@ def convolve(w: jnp.ndarray) -> jnp.ndarray:
     return a
 
 
-def scan(w: jnp.ndarray) -> jnp.ndarray:
+def scan(w: Any) -> Any:
     """The column recurrence as `lax.scan`: no Python loop at all."""
 
-    def step(column: jnp.ndarray, weights: jnp.ndarray) -> tuple[jnp.ndarray, jnp.ndarray]:
+    def step(column: Any, weights: Any) -> tuple[Any, Any]:
         prod = column * weights
         new = jnp.zeros_like(column).at[1:-1].set(prod[:-2] + prod[1:-1] + prod[2:])
         return new, new
@@ -86,3 +90,25 @@ def scan(w: jnp.ndarray) -> jnp.ndarray:
     first = jnp.ones(w.shape[0], w.dtype)
     _, columns = lax.scan(step, first, w.T)
     return jnp.concatenate([first[:, None], columns.T], axis=1)
+
+
+WORKLOADS = (
+    Workload(
+        "stencil",
+        "rows (columns = size / 2)",
+        make_inputs,
+        check,
+        tolerance=1e-4,
+        work=work,
+        baseline="loop",
+        validate_size=validate_size,
+        impls=(
+            Impl("loop", "eager", loop),
+            Impl("convolve", "eager", convolve),
+            Impl("scan", "eager", scan),
+            Impl("loop_jit", "jit", loop),
+            Impl("convolve_jit", "jit", convolve),
+            Impl("scan_jit", "jit", scan),
+        ),
+    ),
+)

@@ -1,0 +1,333 @@
+"""From measurement JSON to pandas tables: processes, cells, and speedups.
+
+Each cell is measured by several worker processes (`repeats`), one JSON each. The process
+table keeps one row per (cell, process, phase) with its raw samples; the cell table
+summarises a cell's processes: the median of their medians, its hierarchical bootstrap CI
+(blockbench.judge.resampling), and how far the processes disagree. Runs from other machines (a GPU
+cluster's run copied back, a committed reference run) are just more JSON: every row carries
+its run label and the model of the device it ran on.
+"""
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import numpy as np
+import pandas as pd
+
+from blockbench.errors import InputError
+from blockbench.judge import resampling
+from blockbench.measure.stats import kept_samples, wilson
+from blockbench.records.store import SCHEMA_VERSION, read_json, validate
+from blockbench.workloads.registry import WORKLOADS
+
+CELL = ["run_label", "device", "workload", "impl", "size"]
+PROCESS = [*CELL, "repeat"]
+STAT_COLUMNS = [
+    "median_s",
+    "min_s",
+    "max_s",
+    "mean_s",
+    "std_s",
+    "iqr_s",
+    "n",
+    "loops",
+    "converged",
+    "stop",
+    "samples_s",
+    "n_all",
+    "median_all_s",
+    "kept",
+]
+# What the kernel said of a process's samples (blockbench.measure.disturbance), per process.
+DISTURBANCE_COLUMNS = ["disturbed", "outside", "inside", "slow", "kept_s"]
+# Per process, not per cell: left out of the cell table (which has its own versions).
+PER_PROCESS = [
+    *STAT_COLUMNS,
+    *DISTURBANCE_COLUMNS,
+    "repeat",
+    "block",
+    "source",
+    "started_at",
+    "finished_at",
+    "warnings",
+]
+
+
+class ResultFileError(InputError):
+    """A raw file that is not a blockbench measurement; the message names it and says why."""
+
+
+def read_record(path: Path) -> dict[str, Any]:
+    """One measurement, or ResultFileError naming the file and the reason in one line."""
+    try:
+        record = read_json(path)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ResultFileError(f"{path}: not a readable JSON file ({exc})") from exc
+    version = record.get("schema_version") if isinstance(record, dict) else None
+    if isinstance(version, int) and version != SCHEMA_VERSION:
+        raise ResultFileError(
+            f"{path}: measurement schema version {version}, this blockbench reads version "
+            f"{SCHEMA_VERSION}: measure that run again with this version"
+        )
+    try:
+        validate(record)
+    except jsonschema.ValidationError as exc:
+        where = "/".join(str(p) for p in exc.absolute_path) or "the top level"
+        raise ResultFileError(
+            f"{path}: not a blockbench measurement (schema): at {where}: {exc.message}"
+        ) from exc
+    return record
+
+
+def device_model(record: dict[str, Any]) -> str:
+    dev = record["provenance"].get("device") or {}
+    return str(dev.get("model") or "not present")
+
+
+def _get(d: dict[str, Any] | None, *keys: str) -> Any:
+    for key in keys:
+        if not isinstance(d, dict):
+            return None
+        d = d.get(key)
+    return d
+
+
+def cell_columns(record: dict[str, Any], source: Path) -> dict[str, Any]:
+    """The columns every row of a cell shares: identity, status, check, key provenance."""
+    prov = record["provenance"]
+    cell = record["cell"]
+    model = device_model(record)
+    nvml = _get(prov, "device", "nvml") or {}
+    threads = prov.get("threads") or {}
+    return {
+        "run_label": prov["config"]["run_label"],
+        **cell,
+        "repeat": record["repeat"],
+        "work": WORKLOADS[cell["workload"]].work(cell["size"]),
+        "device_model": model,
+        "device_label": f"{cell['device']} ({model})",
+        "status": record["status"],
+        "reason": record["reason"],
+        "warnings": "; ".join(record["warnings"]),
+        "other_load": _get(record, "host_load", "other_cores"),
+        "other_processes_load": _get(record, "host_load", "other_processes_cores"),
+        "block": _get(prov, "config", "block") or "",
+        "cores": threads.get("n_cores"),
+        "blas_threads": threads.get("blas_threads"),
+        "xla_threads": threads.get("xla_threads"),
+        "thread_parity": threads.get("parity"),
+        "max_rel_err": _get(record, "check", "max_rel_err"),
+        "check_passed": _get(record, "check", "passed"),
+        "hostname": prov["host"]["hostname"],
+        "cpu_model": prov["host"]["cpu_model"],
+        "host_cpus": prov["host"].get("cpu_count_logical"),
+        "gpu_name": nvml.get("name"),
+        "gpu_driver": nvml.get("driver"),
+        # the release the cell was planned for (a run's JAX-version axis), and what its
+        # worker imported (blockbench.run.versions)
+        "jax_version": _get(prov, "config", "jax_version") or prov["software"]["packages"]["jax"],
+        "jax_imported": _get(prov, "jax", "imported", "jax"),
+        "jaxlib_version": prov["software"]["packages"].get("jaxlib"),
+        "numpy_version": prov["software"]["packages"].get("numpy"),
+        "matmul_precision": _get(prov, "jax", "matmul_precision"),
+        "git_commit": prov["git"]["commit"],
+        "slurm_job_id": _get(prov, "slurm", "job_id"),
+        "started_at": record["started_at"],
+        "finished_at": record["finished_at"],
+        "source": str(source),
+    }
+
+
+def processes(files: Iterable[Path]) -> pd.DataFrame:
+    """One row per (cell, process, phase), raw samples included; a process without phases
+    (not ok) still gets one row."""
+    rows = []
+    for path in files:
+        record = read_record(path)
+        base = cell_columns(record, path)
+        if not record["phases"]:
+            rows.append({**base, "phase": None})
+        for phase, stats in record["phases"].items():
+            rows.append(
+                {
+                    **base,
+                    "phase": phase,
+                    **{k: stats.get(k) for k in STAT_COLUMNS},
+                    **disturbance_columns(stats),
+                }
+            )
+    df = pd.DataFrame(rows)
+    if df.empty:
+        raise ValueError("no measurement files found")
+    clash = df[df.duplicated([*PROCESS, "phase"], keep=False)]
+    if not clash.empty:
+        first = clash.iloc[0]
+        same = (clash[PROCESS] == first[PROCESS]).all(axis=1)
+        files = sorted(set(clash[same]["source"]))
+        raise ValueError(
+            f"cell {'/'.join(str(first[c]) for c in CELL)} (process {first['repeat']}) comes "
+            f"from several files ({', '.join(files)}): give each merged run its own run_label"
+        )
+    return df.sort_values([*PROCESS, "phase"], na_position="first").reset_index(drop=True)
+
+
+def disturbance_columns(stats: dict[str, Any]) -> dict[str, Any]:
+    """Counts of disturbed samples (None where the record has no kernel counters), of the
+    slow mode, and the samples the statistics stand on (`kept_s`)."""
+    dist = stats.get("disturbance") or {}
+    slow = stats.get("slow_mode") or {}
+    return {
+        "disturbed": dist.get("outside"),  # from outside; "inside" counted apart
+        "outside": dist.get("outside"),
+        "inside": dist.get("inside"),
+        "slow": slow.get("n"),
+        "kept_s": kept_samples(stats),
+    }
+
+
+def _share(counts: pd.Series, totals: pd.Series) -> tuple[float | None, float, float]:
+    """Pooled share of samples over a cell's processes, with its Wilson CI."""
+    known = counts.notna()
+    if not known.any():
+        return None, float("nan"), float("nan")
+    k, n = int(counts[known].sum()), int(totals[known].sum())
+    low, high = wilson(k, n)
+    return k / n if n else None, low, high
+
+
+def replicate_key(cell: Sequence[Any], phases: str) -> str:
+    """Seeds the bootstrap of one cell's `phases` ("steady", "steady+host_to_device",
+    "asarray/steady"): the same replicates wherever they are drawn, the cell table or the
+    claims. `cell` holds the values of CELL."""
+    return "|".join(map(str, [*cell, phases]))
+
+
+def _phase_row(shared: dict[str, Any], phase: str, p: pd.DataFrame) -> dict[str, Any]:
+    """One cell and phase from its processes: the estimate, its CI, their disagreement."""
+    samples = [np.asarray(x, dtype=float) for x in p["kept_s"]]
+    estimate = resampling.estimate(samples)
+    low, high = resampling.interval(
+        resampling.replicates(samples, replicate_key([shared[c] for c in CELL], phase))
+    )
+    medians = p["median_s"].astype(float)
+    totals = p["n_all"].fillna(p["n"]).astype(int)
+    disturbed, disturbed_low, disturbed_high = _share(p["disturbed"], totals)
+    inside, inside_low, inside_high = _share(p["inside"], totals)
+    slow, slow_low, slow_high = _share(p["slow"], totals.where(p["slow"].notna()))
+    return {
+        **shared,
+        "phase": phase,
+        "median_s": estimate,
+        "ci95_low_s": low,
+        "ci95_high_s": high,
+        "min_s": float(p["min_s"].min()),
+        "n": int(p["n"].sum()),
+        "n_min": int(p["n"].min()),
+        "processes": len(p),
+        "process_spread": float((medians.max() - medians.min()) / estimate),
+        "loops": int(p["loops"].max()),
+        "stop": ",".join(sorted(set(p["stop"]))),
+        "n_all": int(totals.sum()),
+        "disturbed_fraction": disturbed,
+        "disturbed_ci_low": disturbed_low,
+        "disturbed_ci_high": disturbed_high,
+        "outside": p["outside"].sum(min_count=1),
+        "inside": p["inside"].sum(min_count=1),
+        "inside_fraction": inside,
+        "inside_ci_low": inside_low,
+        "inside_ci_high": inside_high,
+        "slow_fraction": slow,
+        "slow_ci_low": slow_low,
+        "slow_ci_high": slow_high,
+    }
+
+
+def cells(proc: pd.DataFrame) -> pd.DataFrame:
+    """One row per (cell, phase): the summary of its processes. A cell is `ok` when one
+    process is; the others' statuses become warnings, never silently dropped."""
+    rows = []
+    for _, g in proc.groupby(CELL, sort=True):
+        ok = g[g["status"] == "ok"]
+        first = (ok if not ok.empty else g).iloc[0]
+        shared = {k: v for k, v in first.items() if k not in (*PER_PROCESS, "phase")}
+        by_process = g.drop_duplicates("repeat")
+        notes = [w for w in by_process["warnings"] if w]
+        bad = by_process[by_process["status"] != "ok"]
+        if not ok.empty and not bad.empty:
+            notes += [
+                f"process {r.repeat} of {len(by_process)} is {r.status}: {r.reason}"
+                for r in bad.itertuples()
+            ]
+        shared["warnings"] = "; ".join(dict.fromkeys(notes))
+        shared["max_rel_err"] = g["max_rel_err"].max()
+        shared["other_load"] = g["other_load"].max()
+        shared["other_processes_load"] = g["other_processes_load"].max()
+        checks = by_process["check_passed"].dropna()
+        shared["check_passed"] = bool(checks.astype(bool).all()) if len(checks) else None
+        if ok.empty:
+            rows.append({**shared, "phase": None, "processes": 0})
+            continue
+        # a process that timed out still finished some phases: they count, or the slowest
+        # processes would drop out of the estimate and bias it fast
+        usable = g[g["status"].isin(["ok", "timeout"]) & g["phase"].notna()]
+        for phase, p in usable.groupby("phase", sort=False):
+            rows.append(_phase_row(shared, phase, p))
+    return (
+        pd.DataFrame(rows).sort_values([*CELL, "phase"], na_position="first").reset_index(drop=True)
+    )
+
+
+def measurements(files: Iterable[Path]) -> pd.DataFrame:
+    """The cell table straight from files (tests and notebooks)."""
+    return cells(processes(files))
+
+
+def steady(df: pd.DataFrame) -> pd.DataFrame:
+    """Steady-state medians of the cells that measured fine."""
+    ok = df[(df["status"] == "ok") & (df["phase"] == "steady")]
+    return ok[
+        [
+            *CELL,
+            "jax_version",
+            "device_model",
+            "device_label",
+            "median_s",
+            "ci95_low_s",
+            "ci95_high_s",
+        ]
+    ]
+
+
+def speedups(df: pd.DataFrame) -> pd.DataFrame:
+    """Each implementation against its workload's CPU baseline, same run, workload and size.
+
+    speedup > 1 means faster than the baseline (NumPy on the CPU where the workload has one).
+    """
+    st = steady(df)
+    baselines = {name: w.baseline for name, w in WORKLOADS.items()}
+    base = st[(st["device"] == "cpu") & (st["impl"] == st["workload"].map(baselines))]
+    base = base[["run_label", "workload", "size", "impl", "median_s"]].rename(
+        columns={"impl": "baseline", "median_s": "baseline_median_s"}
+    )
+    out = st.merge(base, on=["run_label", "workload", "size"], how="inner")
+    out["speedup"] = out["baseline_median_s"] / out["median_s"]
+    cols = [
+        *CELL,
+        "jax_version",
+        "device_model",
+        "device_label",
+        "baseline",
+        "median_s",
+        "baseline_median_s",
+        "speedup",
+    ]
+    return out[cols].sort_values(CELL).reset_index(drop=True)
+
+
+def write_table(df: pd.DataFrame, csv: Path, markdown: Path | None = None) -> None:
+    csv.parent.mkdir(parents=True, exist_ok=True)
+    df.to_csv(csv, index=False)
+    if markdown is not None:
+        markdown.write_text(df.to_markdown(index=False, floatfmt=".4g") + "\n")

@@ -1,0 +1,128 @@
+"""Reading config/claims.yaml: the claims, their parts, and the conditions that judge them.
+
+Rules live in configuration, not code, so that a reader can check each one by eye; this
+module refuses an entry that could never be judged before anything is measured.
+"""
+
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from blockbench.errors import InputError
+from blockbench.judge.articles import Articles
+
+KINDS = ("ratio", "trend", "growth", "check")
+CONDITION = re.compile(r"^\s*(>=|>|<=|<)\s*([0-9.eE+-]+)\s*$|^\s*between\s+(\S+)\s+and\s+(\S+)\s*$")
+CLAIM_KEYS = ("id", "slug", "source", "statement", "parts")
+
+
+class ClaimConfigError(InputError):
+    """A claims file entry that cannot be evaluated."""
+
+
+def condition_holds(condition: str, value: float) -> bool:
+    """`>= 5`, `> 1`, `< 0.5`, `between 1.4 and 3`: rules a reader can check by eye."""
+    return decide(condition, value, value) == HOLDS
+
+
+HOLDS, FAILS, INCONCLUSIVE = "holds", "fails", "inconclusive"
+
+
+@dataclass(frozen=True)
+class Region:
+    """The values a condition accepts: an interval, open or closed at each end."""
+
+    low: float
+    high: float
+    low_closed: bool
+    high_closed: bool
+
+    def below(self, x: float) -> bool:
+        return x < self.low or (x == self.low and not self.low_closed)
+
+    def above(self, x: float) -> bool:
+        return x > self.high or (x == self.high and not self.high_closed)
+
+
+def region(condition: str) -> Region:
+    m = CONDITION.match(condition)
+    if not m:
+        raise ClaimConfigError(f"unreadable condition {condition!r}")
+    if not m.group(1):
+        return Region(float(m.group(3)), float(m.group(4)), True, True)
+    op, t = m.group(1), float(m.group(2))
+    if op in (">", ">="):
+        return Region(t, math.inf, op == ">=", False)
+    return Region(-math.inf, t, False, op == "<=")
+
+
+def decide(condition: str, low: float, high: float) -> str:
+    """Three-way: `holds` when the whole interval [low, high] satisfies the condition,
+    `fails` when none of it does, `inconclusive` when it straddles a boundary."""
+    r = region(condition)
+    if r.below(high) or r.above(low):
+        return FAILS
+    if r.below(low) or r.above(high):
+        return INCONCLUSIVE
+    return HOLDS
+
+
+def _check_part(where: str, part: dict[str, Any]) -> None:
+    kind = part.get("kind", "ratio")
+    if kind not in KINDS:
+        raise ClaimConfigError(f"{where}: unknown kind {kind!r}")
+    if "code" not in part:
+        raise ClaimConfigError(f"{where}: no 'code' (the article's code line it reproduces)")
+    size = part.get("size")
+    if size is not None and not isinstance(size, int):
+        raise ClaimConfigError(f"{where}: size {size!r} is not the article's size (an integer)")
+    if "holds_if" in part:
+        condition_holds(part["holds_if"], 1.0)  # raises on an unreadable rule
+        if not part.get("why"):
+            raise ClaimConfigError(f"{where}: no 'why' (what in the article the rule stands for)")
+
+
+def _article(where: str, part: dict[str, Any], articles: Articles) -> None:
+    """Replace the part's `article` (names in the articles file) by its value, keeping the
+    expression and the article's words beside it for the report."""
+    expression = part.get("article")
+    if expression is None:
+        return
+    if not isinstance(expression, str):
+        raise ClaimConfigError(
+            f"{where}: article {expression!r} is a number; write it in the articles file and "
+            "name it here (e.g. A.blocked / A.dispatch)"
+        )
+    try:
+        part["article_says"] = articles.says(expression)
+        value = None if part.get("kind") == "check" else articles.ratio(expression)
+    except InputError as exc:
+        raise ClaimConfigError(f"{where}: {exc}") from None
+    part["article_expression"], part["article"] = expression, value
+
+
+def load(path: str | Path, articles: Articles) -> list[dict[str, Any]]:
+    """Read the claims file, refusing entries that could never be judged; the article's
+    figures are read from `articles`, so each lives in one place."""
+    entries = yaml.safe_load(Path(path).read_text())
+    if not isinstance(entries, list):
+        raise ClaimConfigError(f"{path}: expected a list of claims")
+    seen: set[str] = set()
+    for i, claim in enumerate(entries):
+        for key in CLAIM_KEYS:
+            if key not in claim:
+                raise ClaimConfigError(f"{path}: claim #{i + 1} has no {key!r}")
+        if claim["id"] in seen:
+            raise ClaimConfigError(f"{path}: claim id {claim['id']!r} appears twice")
+        seen.add(claim["id"])
+        for part in claim["parts"]:
+            where = f"{path}: claim {claim['id']}, part {part.get('name')!r}"
+            _check_part(where, part)
+            _article(where, part, articles)
+        says = dict.fromkeys(p["article_says"] for p in claim["parts"] if "article_says" in p)
+        claim["article"] = "; ".join(says) or "qualitative (no figure)"
+    return entries

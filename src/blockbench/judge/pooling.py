@@ -1,0 +1,92 @@
+"""Several runs on the same hardware as one answer per claim part.
+
+Runs of one grid on one kind of machine (and one JAX release) estimate the same thing; each
+run's own interval describes its processes only. Pooled with random-effects weights and the
+modified Knapp-Hartung interval (blockbench.random_effects.pool), they give one estimate whose
+interval also holds the spread between the runs, with the heterogeneity (Q, I^2, tau) beside
+it. Runs on different hardware are never pooled: they stay side by side.
+"""
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, replace
+
+from blockbench.judge.claim_rules import FAILS, HOLDS, decide
+from blockbench.judge.claims import NOT_RUN, PartResult, RunView, verdict
+from blockbench.judge.random_effects import pool
+
+
+@dataclass(frozen=True)
+class PooledPart:
+    result: PartResult  # the part judged on the pooled estimate and interval
+    runs: int  # runs that measured it
+    q: float = math.nan
+    i2: float = math.nan
+    tau: float = math.nan  # on the part's analysis scale
+
+
+def pool_groups(views: list[RunView]) -> list[list[RunView]]:
+    """The runs that are pooled together: same kind of machine and JAX release, 2 or more."""
+    groups: dict[tuple, list[RunView]] = defaultdict(list)
+    for view in views:
+        if view.pool_key is not None:
+            groups[view.pool_key].append(view)
+    return [members for members in groups.values() if len(members) > 1]
+
+
+def pool_part(parts: list[PartResult]) -> PooledPart:
+    """One part as measured by several runs, pooled. A part no run measured stays not_run;
+    a part measured by one run, or at sizes that differ between runs, is that run's (or
+    the first run's) own result, said so in its detail."""
+    measured = [p for p in parts if p.outcome != NOT_RUN]
+    if not measured:
+        return PooledPart(parts[0], 0)
+    first = measured[0]
+    if len(measured) == 1:
+        return PooledPart(replace(first, detail=f"measured by one run only; {first.detail}"), 1)
+    if any(p.size != first.size for p in measured):
+        sizes = sorted({p.size for p in measured if p.size is not None})
+        note = f"not pooled: the runs measured it at different sizes {sizes}"
+        return PooledPart(replace(first, detail=note), len(measured))
+    if first.run_low is None:  # a check: every run must pass
+        passed = all(p.outcome == HOLDS for p in measured)
+        worst = max(p.measured for p in measured if p.measured is not None)
+        pooled = replace(
+            first,
+            outcome=HOLDS if passed else FAILS,
+            measured=worst,
+            detail=f"worst of {len(measured)} runs",
+        )
+        return PooledPart(pooled, len(measured))
+    ses = [p.se for p in measured]
+    if any(se is None or se <= 0 for se in ses):
+        note = "not pooled: a run has no usable interval"
+        return PooledPart(replace(first, detail=note), len(measured))
+    got = pool([p.on_scale(p.measured) for p in measured], ses)
+    low, high = first.from_scale(got.low), first.from_scale(got.high)
+    tau = math.sqrt(got.tau2)
+    detail = (
+        f"pooled over {got.runs} runs (random effects, modified Knapp-Hartung): "
+        f"Q = {got.q:.3g}, I^2 = {got.i2:.0%}, tau = {tau:.3g} on the {first.scale} scale"
+    )
+    pooled = replace(
+        first,
+        measured=first.from_scale(got.estimate),
+        ci_low=low,
+        ci_high=high,
+        run_low=None,
+        run_high=None,
+        between=None,
+        outcome=decide(first.condition, low, high),
+        detail=detail,
+        warnings=sorted({w for p in measured for w in p.warnings}),
+    )
+    return PooledPart(pooled, got.runs, got.q, got.i2, tau)
+
+
+def pool_claim(per_run: list[list[PartResult]]) -> tuple[list[PooledPart], str, str]:
+    """Every part of one claim pooled over the runs (each a list of the claim's parts, in
+    order), and the verdict the pooled parts give."""
+    pooled = [pool_part(list(runs)) for runs in zip(*per_run, strict=True)]
+    verdict_, reason = verdict([p.result for p in pooled])
+    return pooled, verdict_, reason

@@ -1,0 +1,244 @@
+"""The claims tables: every run judged (with the between-run variance of its kind of machine
+where a study exists), runs on the same hardware pooled, and where runs disagree.
+
+One row per (run, claim) in the claims table, one per (run, claim, part) in the parts
+table; pooled columns repeat on every run of a pool so that each row reads on its own.
+"""
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from blockbench.judge.claims import (
+    PartResult,
+    RunView,
+    evaluate_part,
+    fmt,
+    part_ci,
+    value_ci,
+    verdict,
+    with_between,
+)
+from blockbench.judge.pooling import PooledPart, pool_claim, pool_groups
+from blockbench.judge.studies import Kind, Study
+
+
+@dataclass(frozen=True)
+class Pool:
+    """One claim pooled over the runs of one kind of machine and JAX release."""
+
+    parts: list[PooledPart]
+    verdict: str
+    reason: str
+    runs: list[str]
+
+
+def between_note(view: RunView, parts: list[PartResult]) -> str:
+    """What a run's intervals cover, in the words claims.md and the report use ('' where
+    the claim has no interval in this run: a check, or nothing measured)."""
+    if all(p.run_low is None for p in parts):
+        return ""
+    if view.kind is None:
+        return "covers this run only: its cells do not name their machine"
+    if view.study is None:
+        return f"covers this run only: no between-run study for {view.kind.describe()}"
+    if not any(p.between is not None for p in parts):
+        return f"covers this run only: the study of {view.kind.describe()} lacks this claim"
+    runs = len(view.study.runs)
+    return f"includes between-run variance measured from {runs} runs on this kind of machine"
+
+
+def _judge_runs(
+    views: list[RunView], claims: list[dict[str, Any]]
+) -> dict[tuple[str, str], list[PartResult]]:
+    judged = {}
+    for view in views:
+        for claim in claims:
+            parts = []
+            for part in claim["parts"]:
+                result = evaluate_part(view, part)
+                stored = view.study.between(claim["id"], part["name"]) if view.study else None
+                parts.append(with_between(result, stored))
+            judged[(view.run_label, claim["id"])] = parts
+    return judged
+
+
+def _pools(
+    views: list[RunView],
+    claims: list[dict[str, Any]],
+    judged: dict[tuple[str, str], list[PartResult]],
+) -> dict[tuple[str, str], Pool]:
+    """Per (run, claim): its pool, where the run has company on the same hardware."""
+    pools = {}
+    for members in pool_groups(views):
+        labels = [v.run_label for v in members]
+        for claim in claims:
+            parts, verdict_, reason = pool_claim([judged[(label, claim["id"])] for label in labels])
+            for label in labels:
+                pools[(label, claim["id"])] = Pool(parts, verdict_, reason, labels)
+    return pools
+
+
+def _pooled_columns(pool: Pool | None, index: int = 0) -> dict[str, Any]:
+    if pool is None:
+        return {
+            "pool": "",
+            "runs_pooled": 1,
+            "pooled_value": None,
+            "pooled_ci_low": None,
+            "pooled_ci_high": None,
+            "pooled_verdict": "",
+            "i2": None,
+            "q": None,
+            "tau": None,
+        }
+    part = pool.parts[index]
+    return {
+        "pool": " ".join(pool.runs),  # the runs pooled, by label
+        "runs_pooled": len(pool.runs),
+        "pooled_value": part.result.measured,
+        "pooled_ci_low": part.result.ci_low,
+        "pooled_ci_high": part.result.ci_high,
+        "pooled_verdict": pool.verdict if index == 0 else part.result.outcome,
+        "i2": None if math.isnan(part.i2) else part.i2,
+        "q": None if math.isnan(part.q) else part.q,
+        "tau": None if math.isnan(part.tau) else part.tau,
+    }
+
+
+def _part_line(p: PartResult) -> str:
+    return (
+        f"{p.name}: {part_ci(p) or '-'} vs article {fmt(p.article) or '-'}"
+        f" [{p.condition}] -> {p.outcome}"
+        + (f", {p.setup}" if p.setup else "")
+        + (f" ({p.detail})" if p.detail else "")
+    )
+
+
+def judge(
+    cells: pd.DataFrame,
+    processes: pd.DataFrame,
+    claims: list[dict[str, Any]],
+    studies: dict[Kind, Study] | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(claims table, parts table): one row per (run, claim) with the first part's figures
+    as the headline, and one per (run, claim, part)."""
+    views = RunView.each(cells, processes, studies)
+    judged = _judge_runs(views, claims)
+    pools = _pools(views, claims, judged)
+    rows, part_rows = [], []
+    for view in views:
+        for claim in claims:
+            parts = judged[(view.run_label, claim["id"])]
+            pool = pools.get((view.run_label, claim["id"]))
+            verdict_, reason = verdict(parts)
+            head = parts[0]
+            rows.append(
+                {
+                    "run_label": view.run_label,
+                    "jax_version": view.jax_version,
+                    "claim_id": claim["id"],
+                    "slug": claim["slug"],
+                    "source": claim["source"],
+                    "verdict": verdict_,
+                    "measured": head.measured,
+                    "ci_low": head.ci_low,
+                    "ci_high": head.ci_high,
+                    "run_ci_low": head.run_low,
+                    "run_ci_high": head.run_high,
+                    "run_df": head.df if head.run_low is not None else None,
+                    "scale": head.scale,
+                    "between_run": between_note(view, parts),
+                    **_pooled_columns(pool),
+                    "article": head.article,
+                    "metric": head.name,
+                    "condition": head.condition,
+                    "why": head.why,
+                    "device": "+".join(sorted(set().union(*(p.devices for p in parts))))
+                    or "+".join(sorted(claim.get("devices", []))),
+                    "device_model": "; ".join(sorted(set().union(*(p.models for p in parts)))),
+                    "size": head.size,
+                    "article_size": head.article_size,
+                    "setup": head.setup,
+                    "n_min": min((p.n_min for p in parts if p.n_min is not None), default=None),
+                    "parts": " | ".join(map(_part_line, parts)),
+                    "pooled_parts": " | ".join(_part_line(p.result) for p in pool.parts)
+                    if pool
+                    else "",
+                    "warnings": "; ".join(dict.fromkeys(w for p in parts for w in p.warnings)),
+                    "samples": "; ".join(dict.fromkeys(s for p in parts for s in p.samples)),
+                    "note": "; ".join(x for x in (reason, claim.get("note", "")) if x),
+                    "statement": claim["statement"],
+                    "article_figures": claim["article"],
+                }
+            )
+            for i, (part, r) in enumerate(zip(claim["parts"], parts, strict=True)):
+                part_rows.append(
+                    {
+                        "run_label": view.run_label,
+                        "jax_version": view.jax_version,
+                        "claim_id": claim["id"],
+                        "part": r.name,
+                        "kind": part.get("kind", "ratio"),
+                        "size": r.size,
+                        "article_size": r.article_size,
+                        "indicative": r.indicative,
+                        "setup": r.setup,
+                        "measured": r.measured,
+                        "ci_low": r.ci_low,
+                        "ci_high": r.ci_high,
+                        "run_ci_low": r.run_low,
+                        "run_ci_high": r.run_high,
+                        "run_df": r.df if r.run_low is not None else None,
+                        "scale": r.scale,
+                        "article": r.article,
+                        "condition": r.condition,
+                        "why": r.why,
+                        "outcome": r.outcome,
+                        **_pooled_columns(pool, i),
+                        "n_min": r.n_min,
+                        "code": r.code,
+                        "warnings": "; ".join(r.warnings),
+                        "samples": "; ".join(r.samples),
+                        "detail": r.detail,
+                    }
+                )
+    table = pd.DataFrame(rows)
+    if not table.empty:
+        table["other_runs"] = disagreements(table)
+    return table, pd.DataFrame(part_rows)
+
+
+def covers_each_other(a: Any, b: Any) -> bool | None:
+    """Whether each of two measurements' 95% CIs holds the other's value (None: a CI is
+    missing). Two runs of one setup that fail this differ by more than either run's CI
+    says, so neither CI can be quoted as the uncertainty of the setup."""
+    if any(pd.isna(r.ci_low) or pd.isna(r.ci_high) for r in (a, b)):
+        return None
+    return bool(a.ci_low <= b.measured <= a.ci_high and b.ci_low <= a.measured <= b.ci_high)
+
+
+def disagreements(table: pd.DataFrame) -> pd.Series:
+    """Per row of the claims table: where another run on the same hardware (the same device
+    models) and JAX release measured the same claim outside this run's CI, or reached
+    another verdict, say so (another release is an axis, not a disagreement). Where no
+    between-run study widens a run's CI, it holds its processes' spread only, not what
+    changes between runs, and merged runs are where that shows."""
+    notes = pd.Series("", index=table.index, dtype=object)
+    measured = table[table["device_model"].fillna("") != ""]
+    for _, same in measured.groupby(["claim_id", "device_model", "jax_version"]):
+        for i, a in same.iterrows():
+            said = []
+            for _, b in same.drop(index=i).iterrows():
+                differ = covers_each_other(a, b) is False
+                if differ or a["verdict"] != b["verdict"]:
+                    value = value_ci(b["measured"], b["ci_low"], b["ci_high"]) or "-"
+                    said.append(
+                        f"run {b['run_label']} on the same hardware measured {value} "
+                        f"({b['verdict']})"
+                        + (": each run's value lies outside the other's CI" if differ else "")
+                    )
+            notes[i] = "; ".join(said)
+    return notes

@@ -1,0 +1,400 @@
+"""Measuring one grid cell inside the worker process: phases, correctness, status.
+
+The outcome of a cell is always a record, never an exception: a missing device, an
+out-of-memory, a wrong result or a crash inside JAX are results a reader must see.
+"""
+
+import re
+import traceback
+from collections.abc import Callable
+from contextlib import nullcontext
+from dataclasses import dataclass, replace
+from functools import cache
+from typing import Any
+
+import numpy as np
+
+from blockbench.measure import cores, harness, provenance
+from blockbench.measure.disturbance import INSIDE, OUTSIDE, Probe
+from blockbench.measure.sampling import (
+    BUDGET,
+    LONG,
+    SAMPLE_CAP,
+    TIMER_COST_S,
+    Collected,
+    PhaseRun,
+    Sampler,
+    in_turn,
+)
+from blockbench.measure.stats import (
+    SLOW_SHARE,
+    choose_kept,
+    kept_samples,
+    slow_mode,
+    summarize,
+    wilson,
+)
+from blockbench.records.spec import CellSpec
+from blockbench.workloads.declare import deferred
+from blockbench.workloads.registry import Impl, Workload, lookup
+
+# Loaded by a JAX cell only: a NumPy cell's worker never imports JAX.
+jax = deferred("jax")
+
+# Sample spread (IQR / median) above which a phase is flagged, as pyperf and
+# torch.utils.benchmark warn above 10%.
+UNSTABLE_SPREAD = 0.10
+# Out-of-memory as XLA, CUDA, cuBLAS and cuDNN word it: whole words, so that "room" or
+# "zoom" in a message is no out-of-memory.
+OOM_PATTERN = re.compile(
+    r"\b(resource_exhausted|out[ _]of[ _]memory|unable to allocate|oom"
+    r"|cublas_status_alloc_failed|cudnn_status_alloc_failed|cuda_error_out_of_memory)\b"
+)
+# Samples per process of a phase timed one call each (dispatch): its distribution has a
+# slow mode (a preempted Python thread) that 2-5 samples cannot show. Fewer where the calls
+# wait long for their result in between (sampling.SINGLE_CALL_WALL_S).
+SINGLE_CALL_SAMPLES = 30
+
+
+class Unavailable(Exception):
+    """The requested device is not present in this process."""
+
+
+def resolve_device(name: str) -> Any:
+    """The first device of the platform, or Unavailable with JAX's own reason: a backend
+    that failed to start (an old driver, a missing plugin) raises its error here."""
+    try:
+        return jax.devices(name)[0]
+    except RuntimeError as exc:
+        try:
+            seen = ", ".join(provenance.describe_device(d) for d in jax.devices())
+        except RuntimeError:
+            raise Unavailable(f"no {name} device: {exc}") from exc
+        raise Unavailable(f"no {name} device: JAX sees only {seen} ({exc})") from exc
+
+
+def classify(exc: BaseException) -> str:
+    """`oom` for any flavour of out-of-memory (host MemoryError, XLA RESOURCE_EXHAUSTED, a
+    cuBLAS or cuDNN allocation failure)."""
+    text = f"{type(exc).__name__} {exc}".lower()
+    if isinstance(exc, MemoryError) or OOM_PATTERN.search(text):
+        return "oom"
+    return "error"
+
+
+def disturbance_record(collected: Collected) -> dict[str, Any] | None:
+    """Per sample, what the kernel saw (microseconds), and the disturbed share with its CI."""
+    known = collected.disturbances
+    if not known or any(d is None for d in known):
+        return None
+    causes = [d.cause for d in known]
+    disturbed = causes.count(OUTSIDE)
+    low, high = wilson(disturbed, len(causes))
+    inside_low, inside_high = wilson(causes.count(INSIDE), len(causes))
+    return {
+        "cause": causes,
+        "main_wait_us": [round(d.main_wait_ns / 1e3, 1) for d in known],
+        "pool_wait_us": [round(d.pool_wait_ns / 1e3, 1) for d in known],
+        "other_cpu_us": [round(d.other_cpu_ns / 1e3, 1) for d in known],
+        "main_nivcsw": [d.main_nivcsw for d in known],
+        "fraction": disturbed / len(causes),  # from outside
+        "ci": [low, high],
+        "inside_fraction": causes.count(INSIDE) / len(causes),  # inside the cell
+        "inside_ci": [inside_low, inside_high],
+        "outside": causes.count(OUTSIDE),
+        "inside": causes.count(INSIDE),
+    }
+
+
+def phase_record(collected: Collected) -> dict[str, Any]:
+    """Statistics over the undisturbed samples, where there are enough of them (`kept`);
+    every raw sample and the kernel's account of it kept beside them."""
+    record: dict[str, Any] = {"samples_s": collected.samples_s}
+    disturbance = disturbance_record(collected)
+    if disturbance is not None:
+        record["disturbance"] = disturbance
+        record["kept"] = choose_kept(disturbance["cause"])
+    kept = kept_samples(record)
+    record |= {
+        **summarize(kept).as_dict(),
+        "n_all": len(collected.samples_s),
+        "median_all_s": float(np.median(collected.samples_s)),
+        "slow_mode": slow_mode(collected.samples_s),
+        "loops": collected.loops,
+        "converged": collected.converged,
+        "stop": collected.stop,
+    }
+    if collected.floor is not None:
+        record["floor"] = collected.floor
+    return record
+
+
+def check_record(workload: Workload, impl: Impl, host_args: tuple, out: Any, dev: Any) -> dict:
+    """Compare the measured function's own output with the float64 reference."""
+    err = workload.check(host_args, np.asarray(out if dev is None else jax.device_get(out)))
+    record: dict[str, Any] = {
+        "max_rel_err": err,
+        "tolerance": workload.tolerance,
+        "passed": bool(err <= workload.tolerance),
+    }
+    kv = workload.known_values
+    if kv is not None:
+        args = kv.inputs if impl.host_inputs else jax.device_put(kv.inputs, dev)
+        with jax.default_device(dev):
+            got = np.asarray(jax.device_get(harness.jitted(impl)(*args)), dtype=np.float64)
+        max_abs = float(np.max(np.abs(got - kv.expected)))
+        record["known_values"] = {
+            "inputs": [a.tolist() for a in kv.inputs],
+            "expected": kv.expected.tolist(),
+            "got": got.tolist(),
+            "max_abs_err": max_abs,
+            "atol": kv.atol,
+            "passed": bool(max_abs <= kv.atol),
+        }
+        record["passed"] = record["passed"] and record["known_values"]["passed"]
+    return record
+
+
+@dataclass(frozen=True)
+class Phase:
+    name: str
+    build: Callable[[], PhaseRun]
+    calibrated: bool = True  # False for costly phases: one call per sample, no warm-up
+    once: bool = False  # a NumPy function has exactly one first call
+    # one call per sample, warmed up, and at least SINGLE_CALL_SAMPLES of them (dispatch)
+    single_call: bool = False
+    # sampled alternately with the cell's other `turns` phases (blockbench.sampling.in_turn)
+    turns: bool = False
+
+    note: str = ""  # what a reader of the phase must know (kept in its record)
+
+    def rule(self, rule: Any) -> Any:
+        return replace(rule, max_samples=1) if self.once else rule
+
+
+WARMED_BY_CHECK = "warmed up by the correctness check's call, made just before"
+# Why an accelerator's first call is one sample, measured first.
+COLD_FIRST_CALL = (
+    "one cold call per process, before any other compile of the program: XLA's GPU "
+    "autotuning results and loaded kernels survive jax.clear_caches(), so a later call is warm"
+)
+
+
+def phase_plan(
+    impl: Impl,
+    dev: Any,
+    host_args: tuple,
+    wanted: tuple[str, ...] | None = None,
+    example: Callable[[], Any] = lambda: None,
+) -> list[Phase]:
+    """The phases that apply to this implementation (and were asked for), in order.
+    `example` gives an output of the call computed before the phases run, if one was (the
+    check's), from which the timed loops learn how to wait for the output."""
+    if impl.style == "numpy":
+        run = harness.numpy_steady(impl.fn, host_args)
+        plan = [
+            Phase("first_call", lambda: run, calibrated=False, once=True),
+            Phase("steady", lambda: run),
+        ]
+    else:
+        args = host_args if impl.host_inputs else harness.block(jax.device_put(host_args, dev))
+        call = harness.jitted(impl)
+        output = cache(lambda: harness.output_of(call, args, example()))
+        cold = dev.platform != "cpu"
+        first = Phase(
+            "first_call",
+            lambda: harness.first_call(impl, args),
+            calibrated=False,
+            once=cold,
+            note=COLD_FIRST_CALL if cold else "",
+        )
+        sent = impl.sends(host_args) if impl.sends else host_args
+        plan = [Phase("host_to_device", lambda: harness.host_to_device(sent, dev))]
+        if cold:
+            plan.append(first)
+        if impl.style == "jit":
+            plan += [
+                Phase("trace_lower", lambda: harness.trace_lower(impl.fn, args), calibrated=False),
+                Phase("compile", lambda: harness.compile_only(impl.fn, args), calibrated=False),
+            ]
+        if not cold:
+            plan.append(first)
+        plan += [
+            Phase(
+                "dispatch",
+                lambda: harness.dispatch(call, args, output().wait),
+                calibrated=False,
+                single_call=True,
+                turns=True,
+            ),
+            Phase("steady", lambda: harness.steady(call, args, output().wait), turns=True),
+            Phase("asarray", lambda: harness.asarray(call, args, output().to_host), turns=True),
+            Phase("device_to_host", lambda: harness.device_to_host(call, args)),
+        ]
+    return [p for p in plan if wanted is None or p.name in wanted]
+
+
+def turn_groups(plan: list[Phase]) -> list[list[Phase]]:
+    """The plan as the groups sampled together: every `turns` phase in one group, at the
+    place of the first of them; every other phase alone, in plan order."""
+    groups: list[list[Phase]] = []
+    turns: list[Phase] | None = None
+    for phase in plan:
+        if not phase.turns:
+            groups.append([phase])
+        elif turns is None:
+            turns = [phase]
+            groups.append(turns)
+        else:
+            turns.append(phase)
+    return groups
+
+
+def warnings(record: dict[str, Any], rule_min_samples: int, device: str = "cpu") -> list[str]:
+    """What a reader must know before trusting the numbers (shown in tables and claims).
+    Thread parity is a CPU cell's concern: on an accelerator XLA's CPU pool computes
+    nothing that is timed, so its size is recorded but not flagged."""
+    out = []
+    threads = record["provenance"].get("threads") or {}
+    if device == "cpu" and record["phases"] and threads and not threads["parity"]:
+        out.append(
+            f"thread parity: the cell ran on {threads['n_cores']} core(s) but {threads['mismatch']}"
+        )
+    for name, phase in record["phases"].items():
+        if phase["n"] < rule_min_samples and phase["stop"] not in (SAMPLE_CAP, LONG):
+            why = "the cell's time budget ran out" if phase["stop"] == BUDGET else phase["stop"]
+            out.append(f"{name}: {phase['n']} sample(s) < {rule_min_samples} ({why})")
+        spread = phase["iqr_s"] / phase["median_s"] if phase["median_s"] > 0 else 0.0
+        if phase["n"] >= rule_min_samples and spread > UNSTABLE_SPREAD:
+            out.append(f"{name}: unstable samples (IQR {spread:.0%} of the median)")
+        out += disturbance_warnings(name, phase)
+    return out
+
+
+def disturbance_warnings(name: str, phase: dict[str, Any]) -> list[str]:
+    out = []
+    dist = phase.get("disturbance")
+    if dist and phase.get("kept") == "all" and (dist["outside"] or dist["inside"]):
+        out.append(
+            f"{name}: {dist['outside']} of {len(dist['cause'])} samples disturbed by another "
+            f"process and {dist['inside']} inside the cell: too few left undisturbed, "
+            "statistics over all samples"
+        )
+    slow = phase.get("slow_mode")
+    if slow and slow["n"] >= 2 and slow["fraction"] >= SLOW_SHARE:
+        out.append(
+            f"{name}: {slow['fraction']:.0%} of samples in a slow mode (median "
+            f"{slow['median_s']:.3g} s, over {slow['threshold_s']:.3g} s)"
+        )
+    return out
+
+
+def wrong_result_reason(check: dict[str, Any]) -> str:
+    reason = f"max relative error {check['max_rel_err']:.3g} > tolerance {check['tolerance']:g}"
+    known = check.get("known_values")
+    if known and not known["passed"]:
+        reason = f"published values missed by {known['max_abs_err']:.3g} (atol {known['atol']:g})"
+    return reason
+
+
+def measure(spec: CellSpec, progress: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    """Run every phase of the cell; `progress` receives the partial record after each phase,
+    so a parent that kills us at the time budget still has what was completed."""
+    workload, impl = lookup(
+        spec.device, spec.workload, spec.impl, spec.size
+    )  # ValueError: bad cell
+    # A NumPy cell runs without JAX: no device, no compiler, no XLA thread pool.
+    numpy_cell = impl.style == "numpy"
+    if spec.matmul_precision != "default" and not numpy_cell:
+        jax.config.update("jax_default_matmul_precision", spec.matmul_precision)
+    record: dict[str, Any] = {"status": "ok", "reason": "", "phases": {}, "check": None}
+    probe = Probe(spec.cores)
+    try:
+        dev = None if numpy_cell else resolve_device(spec.device)
+        record["provenance"] = provenance.full(dev)
+        if not numpy_cell:
+            harness.warm_up(dev)
+            if spec.isolate:
+                record["isolation"] = cores.separate_measuring_thread(spec.cores, spec.spare_cores)
+                watched = set(spec.cores) | set(record["isolation"]["measuring_thread_cores"])
+                probe.close()
+                probe = Probe(tuple(sorted(watched)))  # a neighbour there disturbs us too
+        host_args = workload.make_inputs(spec.size, np.random.default_rng(spec.seed))
+        with nullcontext() if numpy_cell else jax.default_device(dev):
+            checked: dict[str, Any] = {}
+
+            def check() -> dict[str, Any]:
+                if numpy_cell:
+                    checked["out"] = impl.fn(*host_args)
+                    return check_record(workload, impl, host_args, checked["out"], None)
+                args = host_args if impl.host_inputs else jax.device_put(host_args, dev)
+                checked["out"] = harness.block(harness.jitted(impl)(*args))
+                return check_record(workload, impl, host_args, checked["out"], dev)
+
+            plan = phase_plan(impl, dev, host_args, spec.phases, lambda: checked.get("out"))
+            # A plan that opens on the steady phase (the 5000 matmul, the 64x32 loop: steady
+            # alone) is checked first, and the check's call, the same call on the same
+            # inputs, is that phase's warm-up: a call of seconds is not made twice for one
+            # purpose. Any other plan opens on a phase the check's call would warm wrongly.
+            check_first = bool(plan) and plan[0].name == "steady"
+            if check_first:
+                record["check"] = check()
+            for group in turn_groups(plan):
+                record["current_phase"] = "+".join(phase.name for phase in group)
+                progress(record)
+                warmed = check_first and group[0] is plan[0]
+                samplers = [
+                    Sampler(
+                        phase.build(),
+                        replace(phase.rule(spec.rule), warmup=0)
+                        if warmed
+                        else phase.rule(spec.rule),
+                        phase.calibrated,
+                        spec.deadline,
+                        probe=probe,
+                        warm=phase.calibrated or phase.single_call,
+                        single_calls=SINGLE_CALL_SAMPLES if phase.single_call else 0,
+                    )
+                    for phase in group
+                ]
+                with harness.no_implicit_transfers(impl):
+                    collected = in_turn(samplers)
+                for phase, got in zip(group, collected, strict=True):
+                    record["phases"][phase.name] = phase_record(got) | {"in_turn": len(group) > 1}
+                    note = phase.note or (WARMED_BY_CHECK if warmed else "")
+                    if note:
+                        record["phases"][phase.name]["note"] = note
+            del record["current_phase"]
+            if not check_first:
+                record["check"] = check()
+            # clocks, power, temperature and peak memory at cell start are idle values: read
+            # them again once the device has worked (both kept)
+            if dev is not None:
+                record["provenance"]["device_after"] = provenance.device(dev)
+        if not record["check"]["passed"]:
+            record["status"] = "wrong_result"
+            record["reason"] = wrong_result_reason(record["check"])
+    except Unavailable as exc:
+        record.update(status="unavailable", reason=str(exc))
+    except Exception as exc:
+        phase = record.pop("current_phase", None)
+        where = f" in phase {phase}" if phase else ""
+        record.update(
+            status=classify(exc),
+            reason=f"{type(exc).__name__}{where}: {exc}",
+            traceback=traceback.format_exc(limit=8),
+        )
+    finally:
+        probe.close()
+    if "provenance" not in record:  # (not setdefault: its default is computed every time)
+        record["provenance"] = provenance.base()
+        if not numpy_cell:
+            record["provenance"]["jax"] = provenance.jax_settings()
+    record["provenance"]["threads"] = provenance.threads(spec.cores, spec.threads)
+    record["provenance"]["sampling"] = {
+        "timer_cost_s": TIMER_COST_S,
+        "kernel_counters": probe.available,
+        "isolation": record.pop("isolation", None),
+    }
+    record["warnings"] = warnings(record, spec.rule.min_samples, spec.device)
+    return record

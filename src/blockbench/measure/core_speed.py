@@ -1,0 +1,139 @@
+"""Whether each core keeps its speed: a fixed pure-Python loop pinned to each core in turn.
+
+On the 2-core development VM each vCPU runs at full or at half speed, on its own, switching
+within a second (what a busy sibling hyperthread on the host leaves a core), for 3% to 47%
+of the time depending on the minute. The guest's kernel mostly sees none of it: in the slow
+windows the thread's CPU time usually equals its wall time and little or no steal is
+counted, so the disturbance counters of a cell stay clean while its calls take up to twice
+as long. Timing the same work pinned to each core, in short windows, is what shows it: a
+machine whose cores keep their speed has nearly every window near the core's fast time.
+A core slow in nearly all its windows has a slow "fast time": `describe` therefore also
+gives each core's fast time against the fastest core's.
+"""
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import psutil
+
+from blockbench.measure.stats import wilson
+
+WINDOW_S = 0.15
+# A window this much slower than the core's fast windows is a slow one (half speed is 2x;
+# scheduling noise on a quiet core stays within a few per cent).
+SLOW_FACTOR = 1.5
+# The core's own fast speed: a low quantile of its windows, not the single fastest.
+FAST_QUANTILE = 0.1
+SPIN_ITERATIONS = 20_000
+
+
+def spin(n: int = SPIN_ITERATIONS) -> int:
+    """Fixed work for one core: integer arithmetic in the interpreter, no memory traffic."""
+    total = 0
+    for i in range(n):
+        total += i * i
+    return total
+
+
+@dataclass(frozen=True)
+class Window:
+    core: int
+    call_s: float  # wall time per call of `spin` in the window
+    cpu_share: float  # the thread's CPU time over its wall time (1.0: never off the core)
+
+
+def window(core: int, seconds: float, work: Callable[[], object] = spin) -> Window:
+    """Calls of `work` on `core` for `seconds` (> 0): the mean wall time per call."""
+    if seconds <= 0:
+        raise ValueError(f"a window must last some time, got {seconds} s")
+    os.sched_setaffinity(0, {core})
+    work()  # the first call after a migration pays for it
+    calls, cpu0, start = 0, time.thread_time(), time.perf_counter()
+    while (elapsed := time.perf_counter() - start) < seconds:
+        work()
+        calls += 1
+    return Window(core, elapsed / calls, (time.thread_time() - cpu0) / elapsed)
+
+
+def steal_s() -> float | None:
+    """Time the hypervisor says it took from this guest's CPUs (all of them), in seconds,
+    as the cells' host-load reading counts it (psutil; None where the OS has no such count)."""
+    return getattr(psutil.cpu_times(), "steal", None)
+
+
+def probe(cores: Sequence[int], seconds: float, window_s: float = WINDOW_S) -> list[Window]:
+    """Windows on each core in turn for `seconds` in all; the process's affinity restored."""
+    before = os.sched_getaffinity(0)
+    out: list[Window] = []
+    try:
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            out += [window(core, window_s) for core in cores]
+    finally:
+        os.sched_setaffinity(0, before)
+    return out
+
+
+@dataclass(frozen=True)
+class CoreSpeed:
+    core: int
+    fast_s: float  # a call in the core's fast windows (their low quantile)
+    windows: int
+    slow: int  # windows over SLOW_FACTOR x fast_s
+    slow_ci: tuple[float, float]
+    slow_factor: float | None  # median slow window over fast_s
+    cpu_share: float  # lowest CPU time / wall time of any window
+
+    @property
+    def slow_share(self) -> float:
+        return self.slow / self.windows
+
+
+def summarize(windows: Sequence[Window]) -> list[CoreSpeed]:
+    out = []
+    for core in sorted({w.core for w in windows}):
+        times = sorted(w.call_s for w in windows if w.core == core)
+        fast = times[int(FAST_QUANTILE * (len(times) - 1))]
+        slow = [t for t in times if t > SLOW_FACTOR * fast]
+        out.append(
+            CoreSpeed(
+                core,
+                fast,
+                len(times),
+                len(slow),
+                wilson(len(slow), len(times)),
+                slow[len(slow) // 2] / fast if slow else None,
+                min(w.cpu_share for w in windows if w.core == core),
+            )
+        )
+    return out
+
+
+def describe(speeds: Sequence[CoreSpeed], steal: float | None) -> list[str]:
+    """One line per core and the conclusion, for a reader deciding whether to trust a run."""
+    lines = []
+    fastest = min(s.fast_s for s in speeds)
+    for s in speeds:
+        slow = (
+            f"{s.slow} of {s.windows} windows slow ({s.slow_share:.0%}, 95% CI "
+            f"{s.slow_ci[0]:.0%}-{s.slow_ci[1]:.0%}), at {s.slow_factor:.2f}x the fast time"
+            if s.slow
+            else f"no slow window in {s.windows}"
+        )
+        lines.append(
+            f"core {s.core}: {s.fast_s * 1e3:.2f} ms a call when fast "
+            f"({s.fast_s / fastest:.2f}x the fastest core's); {slow}; "
+            f"CPU time / wall time >= {s.cpu_share:.2f}"
+        )
+    stolen = "unknown" if steal is None else f"{steal:.2f} s"
+    lines.append(f"steal counted by the guest's kernel meanwhile: {stolen}")
+    if any(s.slow_share > 0.1 for s in speeds):
+        lines.append(
+            "cores change speed under the guest: calls of a second or less land in either "
+            "speed, and only more processes (blocks' `repeats`) average it"
+        )
+    else:
+        lines.append("every core kept its speed")
+    return lines

@@ -1,0 +1,208 @@
+"""Timing each phase of a call on its own, blocking-correct.
+
+Each builder returns a `run(loops) -> seconds` for `sampling.collect`: the run decides exactly
+what sits inside the timed region. Blocking is decided in two audited places: `block` for
+untimed waits and costly phases, and `output_of`, resolved once per cell, for the timed
+loops of microsecond calls. The steady phase proves after every sample that the timer did
+not stop before the result was ready, so a harness that stopped blocking fails loudly
+instead of reporting dispatch times.
+"""
+
+from collections.abc import Callable
+from contextlib import nullcontext
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from blockbench.measure import jax_compat
+from blockbench.measure.sampling import PhaseRun, Window
+from blockbench.workloads.declare import deferred
+from blockbench.workloads.registry import Impl
+
+jax = deferred("jax")  # loaded by a JAX cell's first phase; a NumPy cell never loads it
+
+
+class BlockingError(RuntimeError):
+    """The timer stopped while a result was still being computed."""
+
+
+def block(tree: Any) -> Any:
+    """Wait until every array in a pytree is computed (tuples and nested outputs included)."""
+    return jax.block_until_ready(tree)
+
+
+@dataclass(frozen=True)
+class Output:
+    """How the timed loops wait for, and read back, one cell's result."""
+
+    wait: Callable[[Any], Any]
+    to_host: Callable[[Any], Any]
+
+
+def output_of(call: Callable[..., Any], args: tuple[Any, ...], example: Any = None) -> Output:
+    """Resolved once per cell from the output's abstract shape (nothing is computed), or
+    from `example`, an output of the call already computed (the check's): tracing an eager
+    64x32 loop's 2,000 scalar updates only to learn that it returns one array took 3-8 s.
+
+    One array waits through the array type's own C++ method, which costs nothing over a
+    bare `f(x).block_until_ready()`; `jax.block_until_ready` walks the tree for ~1 us more
+    per call, so only a tuple or pytree output goes through it.
+    """
+    shape = jax.eval_shape(call, *args) if example is None else example
+    if isinstance(shape, jax.ShapeDtypeStruct | jax.Array):
+        with jax.transfer_guard("allow"):  # untimed: only to learn the concrete array type
+            array_type = type(jax.numpy.zeros(()))
+        return Output(array_type.block_until_ready, np.asarray)
+    return Output(block, lambda tree: jax_compat.tree_map(np.asarray, tree))
+
+
+def all_ready(tree: Any) -> bool:
+    return all(
+        leaf.is_ready() for leaf in jax_compat.tree_leaves(tree) if isinstance(leaf, jax.Array)
+    )
+
+
+def warm_up(dev: Any) -> None:
+    """Start the backend and the compiler before anything is timed.
+
+    The first operation of a process initialises the backend, and the first compile starts
+    the compiler; neither belongs to any phase of the function being measured.
+    """
+    block(jax.device_put(np.zeros(8, np.float32), dev))
+    with jax.default_device(dev):
+        block(jax.jit(lambda v: v * 2.0 + 1.0)(jax.numpy.ones(8)))
+
+
+def no_implicit_transfers(impl: Impl) -> Any:
+    """A jitted call on device-resident inputs must not copy anything from the host; prove it.
+
+    Only host-to-device is refused: reading a result back (`np.asarray` in the asarray
+    phase, `jax.device_get`) is what those phases measure. Eager implementations are exempt:
+    they legitimately send Python scalar constants.
+    """
+    if impl.style == "jit" and not impl.host_inputs:
+        return jax.transfer_guard_host_to_device("disallow")
+    return nullcontext()
+
+
+def jitted(impl: Impl) -> Callable[..., Any]:
+    return jax.jit(impl.fn) if impl.style == "jit" else impl.fn
+
+
+# ---- NumPy -----------------------------------------------------------------------------
+
+
+def numpy_steady(fn: Callable[..., Any], args: tuple[Any, ...]) -> PhaseRun:
+    def run(loops: int, window: Window) -> None:
+        window.start()
+        for _ in range(loops):
+            fn(*args)
+        window.stop()
+
+    return run
+
+
+# ---- JAX -------------------------------------------------------------------------------
+
+
+def host_to_device(host_args: tuple[np.ndarray, ...], dev: Any) -> PhaseRun:
+    def run(loops: int, window: Window) -> None:
+        window.start()
+        copies = [jax.device_put(host_args, dev) for _ in range(loops)]
+        block(copies)
+        window.stop()
+
+    return run
+
+
+def trace_lower(fn: Callable[..., Any], args: tuple[Any, ...]) -> PhaseRun:
+    def run(loops: int, window: Window) -> None:
+        for _ in range(loops):
+            jax.clear_caches()  # so the trace, compile or first call is paid again
+            window.start()
+            jax_compat.lower(fn, args)
+            window.stop()
+
+    return run
+
+
+def compile_only(fn: Callable[..., Any], args: tuple[Any, ...]) -> PhaseRun:
+    def run(loops: int, window: Window) -> None:
+        for _ in range(loops):
+            jax.clear_caches()  # so the trace, compile or first call is paid again
+            lowered = jax_compat.lower(fn, args)
+            window.start()
+            lowered.compile()
+            window.stop()
+
+    return run
+
+
+def first_call(impl: Impl, args: tuple[Any, ...]) -> PhaseRun:
+    """Trace + compile + run as a user meets it: caches emptied, a new jit, one blocked call."""
+
+    def run(loops: int, window: Window) -> None:
+        for _ in range(loops):
+            jax.clear_caches()  # so the trace, compile or first call is paid again
+            call = jitted(impl)
+            window.start()
+            block(call(*args))
+            window.stop()
+
+    return run
+
+
+def dispatch(call: Callable[..., Any], args: tuple[Any, ...], wait: Callable) -> PhaseRun:
+    """Only the call's return is timed; the wait before the next call is not."""
+
+    def run(loops: int, window: Window) -> None:
+        for _ in range(loops):
+            window.start()
+            out = call(*args)
+            window.stop()
+            wait(out)
+
+    return run
+
+
+def steady(call: Callable[..., Any], args: tuple[Any, ...], wait: Callable) -> PhaseRun:
+    """Blocked every call: the time a user waits for a ready result, call after call."""
+
+    def run(loops: int, window: Window) -> None:
+        out = None
+        window.start()
+        for _ in range(loops):
+            out = wait(call(*args))
+        window.stop()
+        if not all_ready(out):
+            raise BlockingError("steady timer stopped before the result was ready")
+
+    return run
+
+
+def asarray(call: Callable[..., Any], args: tuple[Any, ...], to_host: Callable) -> PhaseRun:
+    """`np.asarray(f(x))` per call, as Source A timed its readback: the call, its compute and
+    the copy to a host NumPy array, in one timed region (no block: the copy waits itself)."""
+
+    def run(loops: int, window: Window) -> None:
+        window.start()
+        for _ in range(loops):
+            to_host(call(*args))
+        window.stop()
+
+    return run
+
+
+def device_to_host(call: Callable[..., Any], args: tuple[Any, ...]) -> PhaseRun:
+    """Reading back results that are already computed; each one fresh, since a jax.Array
+    caches its host copy after the first read."""
+
+    def run(loops: int, window: Window) -> None:
+        outs = block([call(*args) for _ in range(loops)])
+        window.start()
+        for out in outs:
+            jax.device_get(out)
+        window.stop()
+
+    return run

@@ -1,0 +1,511 @@
+"""Measure one grid cell and write its JSON: the command behind every measurement job.
+
+The parent process stays light: it checks the cell, takes the host's measurement lock,
+starts a worker, and enforces the time budget from outside, which an in-process alarm could
+not do while XLA compiles in C++. Whatever happens to the worker (time-out, kill by the
+out-of-memory killer, crash) becomes a status in a schema-valid JSON, written atomically.
+Only a malformed request (unknown workload, bad size) exits non-zero. The parent imports
+neither JAX nor SciPy (seconds per cell); the worker validates the cell before measuring.
+"""
+
+import argparse
+import fcntl
+import os
+import resource
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from blockbench.measure import cores, provenance
+from blockbench.records.layout import installed_jax
+from blockbench.records.spec import DEVICES, EXIT_BAD_CELL, PHASES, CellSpec, StopRule
+from blockbench.records.store import (
+    SCHEMA_VERSION,
+    can_validate,
+    read_json,
+    validate,
+    write_json_atomic,
+)
+
+PRECISIONS = ("default", "high", "highest", "bfloat16", "tensorfloat32", "float32")
+STDERR_TAIL = 2000
+# Share of the budget a worker may spend sampling; the rest is for the correctness check
+# and writing, so a slow cell ends with fewer samples (and says so), not with a kill.
+SAMPLING_SHARE = 0.85
+# What a cell's worker lets JAX start (the CPU beside an accelerator: cores.py and the
+# transfer guard use it).
+JAX_PLATFORMS = {"cpu": "cpu", "gpu": "cuda,cpu", "tpu": "tpu,cpu"}
+# Other processes' CPU use during a cell above which the cell is flagged (in cores).
+BUSY_HOST_CORES = 0.25
+
+
+def default_lock_path() -> Path:
+    return Path(os.environ.get("BLOCKBENCH_LOCK", Path(tempfile.gettempdir()) / "blockbench.lock"))
+
+
+def node_name() -> str:
+    return os.environ.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
+
+
+def lock_path(lock: Path | None, cluster_lock_dir: Path | None) -> Path:
+    """The host's measurement lock: --lock, else $BLOCKBENCH_LOCK, else inside a SLURM job
+    <cluster_lock_dir>/<node>.lock, else one in the temporary directory.
+
+    On a cluster the temporary directory is often private to each job (a per-job /tmp), so
+    two jobs on one node would each hold a lock of their own; the cluster's lock directory
+    is one that every job on the node sees (by default under the workflow's directory, which
+    every job shares), and the node's name in the file keeps nodes apart."""
+    if lock is not None:
+        return lock
+    if "BLOCKBENCH_LOCK" in os.environ or not (cluster_lock_dir and "SLURM_JOB_ID" in os.environ):
+        return default_lock_path()
+    return cluster_lock_dir / f"{node_name()}.lock"
+
+
+def phase_list(text: str) -> tuple[str, ...]:
+    phases = tuple(text.split(","))
+    unknown = [p for p in phases if p not in PHASES]
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown phase(s) {', '.join(unknown)} (known: {', '.join(PHASES)})"
+        )
+    return phases
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    rule = StopRule()
+    p = argparse.ArgumentParser(prog="measure.py", description=__doc__.splitlines()[0])
+    p.add_argument("--device", required=True, choices=DEVICES)
+    p.add_argument("--workload", required=True)
+    p.add_argument("--impl", required=True)
+    p.add_argument("--size", required=True, type=int)
+    p.add_argument("--out", required=True, type=Path, help="JSON file to write")
+    p.add_argument(
+        "--budget-s",
+        type=float,
+        default=300.0,
+        help="wall-clock budget of the whole cell; past it the cell is `timeout`",
+    )
+    p.add_argument(
+        "--target-rel-ci",
+        type=float,
+        default=rule.target_rel_ci,
+        help="stop a phase once its median's 95%% CI is within this fraction",
+    )
+    p.add_argument("--min-samples", type=int, default=rule.min_samples)
+    p.add_argument("--min-time-s", type=float, default=rule.min_time_s)
+    p.add_argument(
+        "--max-time-s",
+        type=float,
+        default=rule.max_time_s,
+        help="per-phase cap: stop sampling there, converged or not",
+    )
+    p.add_argument(
+        "--sample-time-s",
+        type=float,
+        default=rule.sample_time_s,
+        help="calibrate calls per sample so one sample lasts this long",
+    )
+    p.add_argument("--warmup", type=int, default=rule.warmup)
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="cores for the cell, NumPy and XLA alike (default: every core it may use)",
+    )
+    p.add_argument(
+        "--phases",
+        type=phase_list,
+        default=None,
+        help=f"comma-separated phases to measure (default: all that apply; of {','.join(PHASES)})",
+    )
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--repeat",
+        type=int,
+        default=0,
+        help="which of the cell's independent worker processes this is (recorded)",
+    )
+    p.add_argument("--matmul-precision", choices=PRECISIONS, default="default")
+    p.add_argument(
+        "--block",
+        default="",
+        help="the block of cells measured back to back with this one, round by round "
+        "(recorded: claims pair their ratios by process within a block)",
+    )
+    p.add_argument(
+        "--no-isolation",
+        dest="isolate",
+        action="store_false",
+        help="keep a JAX cell's measuring thread on the cell's cores (default: on a core "
+        "outside them where the process may use one, so XLA's pool never preempts it)",
+    )
+    p.add_argument("--run-label", default="local")
+    p.add_argument(
+        "--jax-env",
+        type=Path,
+        default=None,
+        help="the env.json of another JAX release's environment (blockbench.run.versions): the "
+        "worker runs in it (default: this Python and the JAX installed here)",
+    )
+    p.add_argument(
+        "--lock",
+        type=Path,
+        default=None,
+        help="host-wide lock file: one measurement per host at a time (default: "
+        "$BLOCKBENCH_LOCK, else blockbench.lock in the temporary directory)",
+    )
+    p.add_argument(
+        "--cluster-lock-dir",
+        type=Path,
+        default=None,
+        help="inside a SLURM job, the lock is <DIR>/<node>.lock: a directory every job on "
+        "the node sees (a per-job /tmp would give each job a lock of its own)",
+    )
+    return p.parse_args(argv)
+
+
+def job_args(
+    cell: dict[str, Any],
+    repeat: int,
+    out: str | Path,
+    run_label: str,
+    params: dict[str, Any],
+) -> list[str]:
+    """The command line of one worker process of a cell, from the run's settings: the
+    workflow's measure job and the GPU kit (blockbench.run.gpu_kit) measure through this one.
+
+    `params`: budget_s, seed, matmul_precision, sampling (per process), phases (comma
+    separated, '' for all), threads, block, lock_dir, jax_env (each may be empty or absent;
+    jax_env: another JAX release's environment, blockbench.run.versions)."""
+    args = [
+        *("--device", cell["device"], "--workload", cell["workload"], "--impl", cell["impl"]),
+        *("--size", str(cell["size"]), "--out", str(out), "--run-label", run_label),
+        *("--repeat", str(repeat), "--budget-s", str(params["budget_s"])),
+        *("--seed", str(params["seed"]), "--matmul-precision", params["matmul_precision"]),
+    ]
+    for key, value in params["sampling"].items():
+        args += [f"--{key.replace('_', '-')}", str(value)]
+    flags = {"lock_dir": "cluster-lock-dir", "jax_env": "jax-env"}
+    for key in ("phases", "threads", "block", "lock_dir", "jax_env"):
+        if params.get(key):
+            args += [f"--{flags.get(key, key)}", str(params[key])]
+    return args
+
+
+def process_cpu() -> dict[int, tuple[float, float]]:
+    """Every other process's (start time, CPU seconds), the children it has reaped included
+    (a solver that ran and ended between two readings is in its parent's)."""
+    out = {}
+    for proc in psutil.process_iter(["create_time", "cpu_times"]):
+        t = proc.info["cpu_times"]
+        if proc.pid == os.getpid() or t is None:
+            continue
+        cpu = t.user + t.system + getattr(t, "children_user", 0.0) + t.children_system
+        out[proc.pid] = (proc.info["create_time"], cpu)
+    return out
+
+
+def ancestors() -> set[int]:
+    """This process's ancestors below init: the workflow engine that started the cell."""
+    out = set()
+    try:
+        for parent in psutil.Process().parents():
+            if parent.pid > 1:
+                out.add(parent.pid)
+    except psutil.Error:
+        pass
+    return out
+
+
+def cpu_used(
+    before: dict[int, tuple[float, float]], after: dict[int, tuple[float, float]]
+) -> dict[int, float]:
+    """CPU seconds each process used between two readings (all of it for a new one)."""
+    used = {}
+    for pid, (start, cpu) in after.items():
+        was = before.get(pid)
+        used[pid] = cpu - was[1] if was and was[0] == start else cpu
+    return used
+
+
+class HostLoad:
+    """How much CPU other processes used, on the cell's own cores, while it ran: a neighbour
+    (or a hypervisor stealing time) inflates timings, and a reader must be told. The load
+    average cannot say it, since the cell's own threads already keep it at the core count.
+
+    Two independent readings: the kernel's per-CPU busy time on the cell's cores less the
+    cell's own CPU (`other_cores`), and the sum of every other process's own CPU time
+    (`other_processes_cores`, any core); of the latter, what the workflow engine that
+    started the cell used (`orchestrator_cores`: Snakemake and the solver it runs)."""
+
+    def __init__(self, cores: tuple[int, ...]) -> None:
+        self.cores = cores
+        self.processes = process_cpu()
+        self.ancestors = ancestors()
+        self.start = time.monotonic()
+        self.cpu = self._times()
+        self.own = self._own_cpu()
+        self.load = os.getloadavg() if hasattr(os, "getloadavg") else None
+
+    def _times(self) -> list[Any]:
+        per_cpu = psutil.cpu_times(percpu=True)
+        return [per_cpu[c] for c in self.cores if c < len(per_cpu)] or per_cpu
+
+    @staticmethod
+    def _own_cpu() -> float:
+        whose = (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+        return sum(u.ru_utime + u.ru_stime for u in map(resource.getrusage, whose))
+
+    @staticmethod
+    def _busy(times: list[Any]) -> float:
+        """Busy CPU seconds (guest time is already inside user and nice)."""
+        fields = ("user", "nice", "system", "irq", "softirq")
+        return sum(getattr(t, f, 0.0) for t in times for f in fields)
+
+    @staticmethod
+    def _steal(times: list[Any]) -> float:
+        return sum(getattr(t, "steal", 0.0) for t in times)
+
+    def finish(self) -> dict[str, Any]:
+        wall = max(time.monotonic() - self.start, 1e-9)
+        cpu = self._times()
+        own = self._own_cpu() - self.own
+        other = max(0.0, self._busy(cpu) - self._busy(self.cpu) - own) / wall
+        used = cpu_used(self.processes, process_cpu())
+        return {
+            "other_cores": round(other, 3),
+            "other_processes_cores": round(sum(used.values()) / wall, 3),
+            "orchestrator_cores": round(
+                sum(c for pid, c in used.items() if pid in self.ancestors) / wall, 3
+            ),
+            "steal_cores": round((self._steal(cpu) - self._steal(self.cpu)) / wall, 3),
+            "load_average_start": list(self.load) if self.load else None,
+            "load_average_end": list(os.getloadavg()) if self.load else None,
+        }
+
+
+def load_warnings(load: dict[str, Any]) -> list[str]:
+    out = []
+    if load["other_cores"] > BUSY_HOST_CORES:
+        out.append(
+            f"busy host: other processes used {load['other_cores']:.2f} cores on average "
+            "during the cell"
+        )
+    if load["steal_cores"] > BUSY_HOST_CORES:
+        out.append(f"the hypervisor stole {load['steal_cores']:.2f} cores during the cell")
+    return out
+
+
+@contextmanager
+def host_lock(path: Path) -> Iterator[int]:
+    """Hold the host's measurement lock: two measurements at once would share cores,
+    caches and memory bandwidth, whatever the scheduler believes. Yields the descriptor:
+    a worker that inherits it keeps the lock held until it exits, even if we die first."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"waiting for the measurement lock {path}", file=sys.stderr, flush=True)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def worker_env(device: str, n_threads: int) -> dict[str, str]:
+    env = dict(os.environ)
+    src = str(Path(__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
+    env["JAX_ENABLE_COMPILATION_CACHE"] = "false"
+    env["BLOCKBENCH_PARENT_PID"] = str(os.getpid())
+    # Snakemake exports its rule's `threads` (1) into these; NumPy must get the cell's cores.
+    env.update(cores.thread_env(n_threads))
+    # Set outright, never inherited: a CPU cell must not start a GPU backend that grabs
+    # memory and threads (nor fail on an exported JAX_PLATFORMS=cuda), and an accelerator
+    # cell must not fall back to the CPU quietly when its backend fails to start: named
+    # explicitly, JAX raises the backend's own error, which the cell records as its reason.
+    env["JAX_PLATFORMS"] = JAX_PLATFORMS[device]
+    return env
+
+
+def run_worker(
+    spec: CellSpec, budget_s: float, lock_fd: int, python: str = sys.executable
+) -> dict[str, Any] | None:
+    """The worker's record, or None when the worker rejected the cell itself."""
+    with tempfile.TemporaryDirectory(prefix="blockbench-") as tmp:
+        spec_path, result, partial, err_path = (
+            Path(tmp) / n for n in ("spec.json", "result.json", "partial.json", "stderr.txt")
+        )
+        write_json_atomic(spec_path, spec.as_dict())
+        cmd = [python, "-m", "blockbench.measure.worker", str(spec_path), str(result), str(partial)]
+        with err_path.open("w+") as err:
+            proc = subprocess.Popen(
+                cmd,
+                stdout=err,
+                stderr=err,
+                env=worker_env(spec.device, len(spec.cores)),
+                start_new_session=True,
+                pass_fds=(lock_fd,),
+            )
+            try:
+                rc = proc.wait(timeout=budget_s)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                rc = None
+            err.seek(0)
+            stderr = err.read()
+        sys.stderr.write(stderr)
+        if rc is None:
+            return timed_out(read_json(partial) if partial.exists() else {}, budget_s)
+        if result.exists():
+            return read_json(result)
+        if rc == EXIT_BAD_CELL:
+            return None
+        return crashed(rc, stderr)
+
+
+def timed_out(partial: dict[str, Any], budget_s: float) -> dict[str, Any]:
+    """Keep the phases that finished: a compile that outlives the budget is itself a result."""
+    phase = partial.get("current_phase")
+    where = f" while measuring phase {phase}" if phase else ""
+    return {
+        "status": "timeout",
+        "reason": f"over the cell's time budget of {budget_s:g} s{where}",
+        "phases": partial.get("phases", {}),
+        "check": None,
+        "provenance": partial.get("provenance") or provenance.base(),
+    }
+
+
+def unavailable(reason: str) -> dict[str, Any]:
+    """A cell its JAX release cannot run at all (its environment could not be made)."""
+    return {
+        "status": "unavailable",
+        "reason": reason,
+        "phases": {},
+        "check": None,
+        "provenance": provenance.base(),
+    }
+
+
+def version_warnings(record: dict[str, Any], planned: str) -> list[str]:
+    """The worker must have imported the release its cell was planned for."""
+    imported = (record["provenance"].get("jax") or {}).get("imported") or {}
+    got = imported.get("jax")
+    if got is None or got == planned:
+        return []
+    return [f"jax version: planned {planned}, the worker imported {got}"]
+
+
+def crashed(rc: int, stderr: str) -> dict[str, Any]:
+    tail = stderr[-STDERR_TAIL:].strip()
+    if rc == -signal.SIGKILL:
+        status, reason = "oom", "worker killed by SIGKILL, most likely the out-of-memory killer"
+    else:
+        status, reason = "error", f"worker exited with code {rc} without a result"
+    return {
+        "status": status,
+        "reason": f"{reason}; stderr: {tail}" if tail else reason,
+        "phases": {},
+        "check": None,
+        "provenance": provenance.base(),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    rule = StopRule(
+        target_rel_ci=args.target_rel_ci,
+        min_samples=args.min_samples,
+        min_time_s=args.min_time_s,
+        max_time_s=args.max_time_s,
+        sample_time_s=args.sample_time_s,
+        warmup=args.warmup,
+    )
+    lock = lock_path(args.lock, args.cluster_lock_dir)
+    with host_lock(lock) as lock_fd:
+        started = time.time()
+        spec = CellSpec(
+            device=args.device,
+            workload=args.workload,
+            impl=args.impl,
+            size=args.size,
+            seed=args.seed,
+            matmul_precision=args.matmul_precision,
+            rule=rule,
+            cores=(chosen := cores.choose(args.threads)),
+            spare_cores=cores.spare(chosen),
+            threads=args.threads,
+            phases=args.phases,
+            deadline=started + SAMPLING_SHARE * args.budget_s,
+            isolate=args.isolate,
+        )
+        env = read_json(args.jax_env) if args.jax_env else None
+        planned = env["jax_version"] if env else installed_jax()
+        load = HostLoad(spec.cores)
+        if env and not env["usable"]:
+            outcome = unavailable(env["reason"])
+        else:
+            outcome = run_worker(
+                spec, args.budget_s, lock_fd, env["python"] if env else sys.executable
+            )
+        host_load = load.finish()
+        finished = time.time()
+    if outcome is None:
+        return EXIT_BAD_CELL
+    outcome["provenance"]["config"] = {
+        "run_label": args.run_label,
+        "budget_s": args.budget_s,
+        "seed": args.seed,
+        "rule": asdict(rule),
+        "matmul_precision": args.matmul_precision,
+        "threads": args.threads,
+        "phases": list(args.phases) if args.phases else None,
+        "repeat": args.repeat,
+        "block": args.block,
+        "lock": str(lock),
+        "schema_validated": can_validate(),
+        "jax_version": planned,
+        "jax_env": str(args.jax_env) if args.jax_env else None,
+    }
+    record = {
+        "schema_version": SCHEMA_VERSION,
+        "cell": spec.cell,
+        "repeat": args.repeat,
+        "warnings": [],
+        **outcome,
+        "host_load": host_load,
+        "started_at": started,
+        "finished_at": finished,
+    }
+    record["warnings"] = (
+        record["warnings"] + load_warnings(host_load) + version_warnings(record, planned)
+    )
+    if can_validate():
+        validate(record)
+    write_json_atomic(args.out, record)
+    steady = record["phases"].get("steady", {}).get("median_s")
+    shown = f", steady median {steady:.3g} s" if steady is not None else ""
+    print(
+        f"{args.workload}/{args.impl} on {args.device}, size {args.size}: "
+        f"{record['status']}{shown} {record['reason']}".rstrip()
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

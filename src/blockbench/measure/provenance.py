@@ -1,0 +1,430 @@
+"""What a number was measured on: host, software, thread and precision settings, GPU, SLURM.
+
+Collected apart from timing (pyperf's metadata module) so that every JSON carries it, even
+a cell that never reached a device. Every probe is best-effort: a missing tool is recorded as
+such, never a crash, because a result without its environment would be worse than one
+without, say, the GPU clock.
+"""
+
+import ctypes
+import importlib.metadata
+import os
+import platform
+import re
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+# Environment variables that change how fast JAX or NumPy run, or where they run (among
+# them NVIDIA_TF32_OVERRIDE, which turns TF32 off in cuBLAS whatever JAX asks).
+ENV_PATTERN = re.compile(
+    r"^(XLA_.*|JAX_.*|TF_.*|OMP_.*|MKL_.*|OPENBLAS_.*|BLIS_.*|VECLIB_.*|NUMEXPR_.*"
+    r"|CUDA_.*|NVIDIA_.*|CUBLAS_.*|CUDNN_.*|ROCR_VISIBLE_DEVICES"
+    r"|TPU_.*|GOMP_.*|KMP_.*)$"
+)
+# SLURM facts a reader needs to place a result: job, step, node, and the CPUs and GPUs it
+# was granted. Inside a job step SLURM_CPUS_ON_NODE counts the step's CPUs, not the job's.
+SLURM_KEYS = {
+    "job_id": "SLURM_JOB_ID",
+    "step_id": "SLURM_STEP_ID",
+    "array_task_id": "SLURM_ARRAY_TASK_ID",
+    "node": "SLURMD_NODENAME",
+    "nodelist": "SLURM_JOB_NODELIST",
+    "partition": "SLURM_JOB_PARTITION",
+    "cpus_on_node": "SLURM_CPUS_ON_NODE",
+    "cpus_per_task": "SLURM_CPUS_PER_TASK",
+    "job_cpus_per_node": "SLURM_JOB_CPUS_PER_NODE",
+    "gpus": "SLURM_GPUS",
+    "job_gpus": "SLURM_JOB_GPUS",
+    "step_gpus": "SLURM_STEP_GPUS",
+    "gpus_on_node": "SLURM_GPUS_ON_NODE",
+    "cuda_visible_devices": "CUDA_VISIBLE_DEVICES",
+}
+PACKAGES = ("jax", "jaxlib", "numpy", "scipy", "blockbench", "jsonschema")
+PROJECT_ROOT = Path(__file__).resolve().parents[3]
+
+
+def _safe(probe: Any, *args: Any) -> Any:
+    try:
+        return probe(*args)
+    except Exception as exc:  # a probe's failure is itself a fact worth keeping
+        return {"unavailable": f"{type(exc).__name__}: {exc}"}
+
+
+def cpu_model() -> str:
+    """CPU brand string: /proc/cpuinfo where it exists (instant), py-cpuinfo elsewhere (~1 s)."""
+    cpuinfo_path = Path("/proc/cpuinfo")
+    if cpuinfo_path.exists():
+        for line in cpuinfo_path.read_text().splitlines():
+            if line.startswith(("model name", "Model", "cpu model")):
+                return line.split(":", 1)[1].strip()
+    import cpuinfo
+
+    return str(cpuinfo.get_cpu_info().get("brand_raw", "unknown"))
+
+
+def _governor() -> str | None:
+    path = Path("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
+    return path.read_text().strip() if path.exists() else None
+
+
+def host() -> dict[str, Any]:
+    freq = psutil.cpu_freq()
+    return {
+        "hostname": socket.gethostname(),
+        "os": platform.platform(),
+        "machine": platform.machine(),
+        "cpu_model": _safe(cpu_model),
+        "cpu_count_logical": psutil.cpu_count(logical=True),
+        "cpu_count_physical": psutil.cpu_count(logical=False),
+        "cpu_affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "cpu_freq_mhz": {"current": freq.current, "max": freq.max} if freq else None,
+        "cpu_governor": _governor(),
+        "memory_total_bytes": psutil.virtual_memory().total,
+        "memory_available_bytes": psutil.virtual_memory().available,
+        "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
+    }
+
+
+def software() -> dict[str, Any]:
+    versions: dict[str, str | None] = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = None
+    versions.update(cuda_plugins())
+    return {
+        "python": sys.version.split()[0],
+        "implementation": platform.python_implementation(),
+        "packages": versions,
+    }
+
+
+def cuda_plugins() -> dict[str, str]:
+    """JAX's CUDA plugin and its PJRT runtime, whatever their CUDA major, found by their
+    dist-info directories (as pip installs them; an egg-info install is not looked for):
+    parsing every installed distribution's metadata to find them took 0.2 s of every
+    measurement process."""
+    found: dict[str, str] = {}
+    for entry in sys.path:
+        for info in Path(entry or ".").glob("jax_cuda*.dist-info"):
+            name = info.name.split("-", 1)[0].replace("_", "-").lower()
+            try:
+                found.setdefault(name, importlib.metadata.version(name))
+            except importlib.metadata.PackageNotFoundError:
+                continue
+    return found
+
+
+def environment() -> dict[str, str]:
+    return {k: v for k, v in sorted(os.environ.items()) if ENV_PATTERN.match(k)}
+
+
+def slurm() -> dict[str, Any] | None:
+    """The job's SLURM variables, and what SLURM itself says it granted (scontrol)."""
+    if "SLURM_JOB_ID" not in os.environ:
+        return None
+    out: dict[str, Any] = {
+        key: os.environ[var] for key, var in SLURM_KEYS.items() if var in os.environ
+    }
+    out["cgroup"] = _safe(cpu_cgroup)
+    out["granted"] = _safe(
+        slurm_granted, os.environ["SLURM_JOB_ID"], os.environ.get("SLURM_STEP_ID")
+    )
+    return out
+
+
+def cpu_cgroup() -> str | None:
+    """This process's cgroup that confines CPUs (v1 cpuset, else the v2 one): a job step's
+    under task/cgroup (.../job_<id>/step_<id>), None where /proc has no cgroups."""
+    path = Path("/proc/self/cgroup")
+    if not path.exists():
+        return None
+    lines = [line.split(":", 2) for line in path.read_text().splitlines()]
+    for _, controllers, where in lines:
+        if "cpuset" in controllers.split(","):
+            return where
+    return next((where for _, controllers, where in lines if controllers == ""), None)
+
+
+def _scontrol(*args: str) -> str:
+    return subprocess.run(
+        ["scontrol", *args], capture_output=True, text=True, check=True, timeout=10
+    ).stdout
+
+
+def slurm_granted(job_id: str, step_id: str | None) -> dict[str, Any]:
+    """The step's CPU count, and the job's CPU ids, GPUs (with their type) and memory on this
+    node, as `scontrol` reports them: the allocation itself, not what the process sees."""
+    out: dict[str, Any] = {}
+    if step_id is not None:
+        step = _scontrol("show", "step", f"{job_id}.{step_id}")
+        if found := re.search(r"\bCPUs=(\d+)", step):
+            out["step_cpus"] = int(found.group(1))
+        if found := re.search(r"\bTresPerStep=(\S+)", step):
+            out["step_tres"] = found.group(1)
+    job = _scontrol("show", "job", "--details", job_id)
+    if found := re.search(r"\bJOB_GRES=(\S+)", job):
+        out["job_gres"] = found.group(1)
+    if found := re.search(r"\bCPU_IDs=(\S+)\s+Mem=(\d+)\s+GRES=(\S*)", job):
+        out["job_cpu_ids"], out["job_mem_mb"] = found.group(1), int(found.group(2))
+        out["node_gres"] = found.group(3)
+    return out
+
+
+def git_commit(root: Path = PROJECT_ROOT) -> dict[str, Any]:
+    """The project's commit and whether the tree had local changes when it ran; where the
+    tree is a copy without git (a lent GPU machine gets the working tree, not .git), the
+    commit named by $BLOCKBENCH_GIT_COMMIT, its local changes unknown (`dirty`: None)."""
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", "-C", str(root), *args], capture_output=True, text=True, check=True, timeout=10
+        ).stdout.strip()
+
+    try:
+        return {"commit": git("rev-parse", "HEAD"), "dirty": bool(git("status", "--porcelain"))}
+    except (OSError, subprocess.SubprocessError):
+        given = os.environ.get("BLOCKBENCH_GIT_COMMIT")
+        return {
+            "commit": given or None,
+            "dirty": None,
+            "from": "BLOCKBENCH_GIT_COMMIT" if given else None,
+        }
+
+
+def blas() -> dict[str, Any]:
+    """The BLAS NumPy was built with and the thread pools actually loaded in this process."""
+    import numpy as np
+    from threadpoolctl import threadpool_info
+
+    build = _safe(lambda: np.show_config(mode="dicts")["Build Dependencies"].get("blas"))
+    return {"numpy_build": build, "threadpools": _safe(threadpool_info)}
+
+
+def xla_threads() -> int | None:
+    """Threads of XLA's CPU compute pool in this process (named tf_XLAEigen on Linux); None
+    where they cannot be counted or no pool was started (nothing ran on the CPU backend)."""
+    tasks = Path("/proc/self/task")
+    if not tasks.is_dir():
+        return None
+    names = []
+    for task in tasks.iterdir():
+        try:
+            names.append((task / "comm").read_text().strip())
+        except OSError:  # a thread that ended while we looked
+            continue
+    return sum(name == "tf_XLAEigen" for name in names) or None
+
+
+def granted_cpus() -> int | None:
+    """CPUs SLURM granted this job step on this node (None outside SLURM). A step's
+    SLURM_CPUS_ON_NODE counts its own CPUs, whether or not the node binds it to them."""
+    if "SLURM_JOB_ID" not in os.environ:
+        return None
+    try:
+        return int(os.environ["SLURM_CPUS_ON_NODE"])
+    except (KeyError, ValueError):
+        return None
+
+
+def threads(cores: tuple[int, ...], requested: int | None) -> dict[str, Any]:
+    """What each library actually used, next to the cores the cell was given and, in a
+    SLURM job, the CPUs SLURM granted its step.
+
+    Read after the cell ran, so the pools exist: BLAS from threadpoolctl, XLA by counting
+    its pool's threads. `parity` is false when either differs from the cell's cores, or
+    when the cell's cores are not the step's CPUs (more than granted where the cluster
+    binds no CPUs, e.g. TaskPlugin=task/none; fewer where the affinity was narrowed).
+    """
+    from threadpoolctl import threadpool_info
+
+    pools = threadpool_info()
+    blas = [p["num_threads"] for p in pools if p.get("user_api") == "blas"]
+    openmp = [p["num_threads"] for p in pools if p.get("user_api") == "openmp"]
+    xla = xla_threads()
+    n = len(cores)
+    granted = granted_cpus()
+    seen = {"NumPy BLAS": max(blas) if blas else None, "XLA": xla}
+    wrong = {name: count for name, count in seen.items() if count is not None and count != n}
+    if requested is not None and requested != n:
+        wrong[f"{requested} threads were requested, cores granted"] = n
+    if granted is not None and (n > granted or (requested is None and n != granted)):
+        wrong["SLURM granted the job step CPUs:"] = granted
+    return {
+        "requested": requested,
+        "granted": granted,
+        "cores": list(cores),
+        "n_cores": n,
+        "blas_threads": seen["NumPy BLAS"],
+        "openmp_threads": max(openmp) if openmp else None,
+        "xla_threads": xla,
+        "parity": not wrong,
+        "mismatch": ", ".join(f"{name} {count}" for name, count in wrong.items()),
+    }
+
+
+def base() -> dict[str, Any]:
+    """Everything that does not need a JAX backend (safe in the parent process)."""
+    return {
+        "host": host(),
+        "software": software(),
+        "env": environment(),
+        "slurm": slurm(),
+        "git": git_commit(),
+    }
+
+
+def matmul_precision() -> str:
+    from blockbench.measure import jax_compat
+
+    return jax_compat.option("jax_default_matmul_precision") or "default"
+
+
+def jax_settings() -> dict[str, Any]:
+    import jax
+
+    from blockbench.measure import jax_compat
+
+    return {
+        # what this process imported: the JAX-version axis checks it against the plan
+        "imported": jax_compat.versions(),
+        "default_backend": _safe(jax.default_backend),
+        "matmul_precision": matmul_precision(),
+        "x64": bool(jax_compat.option("jax_enable_x64")),
+        "compilation_cache": {
+            "enabled": jax_compat.option("jax_enable_compilation_cache"),
+            "dir": jax_compat.option("jax_compilation_cache_dir"),
+        },
+        "devices_seen": _safe(lambda: [describe_device(d) for d in jax.devices()]),
+    }
+
+
+def float32_matmul(platform: str, compute_capability: str | None, precision: str) -> str:
+    """What a float32 matmul computes in: the articles' T4 and NumPy compute float32, but
+    XLA lets an Ampere or newer GPU (compute capability 8.0+) use TF32 at the `default`
+    precision (10-bit mantissa), unless NVIDIA_TF32_OVERRIDE=0 forbids it, and a TPU
+    uses one bfloat16 pass."""
+    if precision in ("highest", "float32") or platform == "cpu":
+        return "float32"
+    if precision == "bfloat16" or (platform == "tpu" and precision == "default"):
+        return "bfloat16"
+    if platform == "gpu" and os.environ.get("NVIDIA_TF32_OVERRIDE") == "0":
+        return "float32 (NVIDIA_TF32_OVERRIDE=0)"
+    major = int(str(compute_capability or "0").split(".")[0])
+    if platform == "gpu" and major < 8:
+        return "float32 (no TF32 before compute capability 8.0)"
+    return "tensorfloat32"
+
+
+def describe_device(dev: Any) -> str:
+    return f"{dev.platform}:{dev.id} ({dev.device_kind})"
+
+
+def device(dev: Any) -> dict[str, Any]:
+    info: dict[str, Any] = {"platform": dev.platform, "id": dev.id, "device_kind": dev.device_kind}
+    if dev.platform == "cpu":
+        info["model"] = _safe(cpu_model)
+    else:
+        info["model"] = dev.device_kind
+        stats = _safe(dev.memory_stats)
+        if isinstance(stats, dict):
+            keys = ("bytes_limit", "bytes_in_use", "peak_bytes_in_use", "bytes_reservable_limit")
+            info["memory_stats"] = {k: stats[k] for k in keys if k in stats}
+    info["float32_matmul"] = float32_matmul(
+        dev.platform,
+        getattr(dev, "compute_capability", None),
+        matmul_precision(),
+    )
+    if dev.platform != "cpu":
+        # the CUDA (or TPU runtime) version JAX's plugin runs with, as JAX reports it
+        info["platform_version"] = _safe(lambda: str(dev.client.platform_version))
+    if dev.platform == "gpu":
+        info["compute_capability"] = getattr(dev, "compute_capability", None)
+        info["nvml"] = _safe(lambda: nvml_gpu(cuda_pci_bus_id(cuda_ordinal(dev))))
+    return info
+
+
+def cuda_ordinal(dev: Any) -> int:
+    """The device's CUDA ordinal in this process (after CUDA_VISIBLE_DEVICES): JAX's local
+    hardware id, which is 0 for the first GPU (so not `or dev.id`)."""
+    local = getattr(dev, "local_hardware_id", None)
+    return dev.id if local is None else local
+
+
+def cuda_pci_bus_id(ordinal: int) -> str:
+    """The PCI bus id of CUDA device `ordinal`, from the CUDA driver. NVML counts every GPU
+    of the node in PCI order and ignores CUDA_VISIBLE_DEVICES, so its index would name
+    another GPU on a shared node (or one SLURM's ConstrainDevices forbids): the bus id
+    names the one CUDA, and so JAX, uses."""
+    cuda = ctypes.CDLL("libcuda.so.1")
+    handle, bus_id = ctypes.c_int(), ctypes.create_string_buffer(64)
+    for call, args in (
+        (cuda.cuInit, (0,)),
+        (cuda.cuDeviceGet, (ctypes.byref(handle), ordinal)),
+        (cuda.cuDeviceGetPCIBusId, (bus_id, len(bus_id), handle)),
+    ):
+        if (code := call(*args)) != 0:
+            raise OSError(f"CUDA driver error {code} in {call.__name__}")
+    return bus_id.value.decode()
+
+
+def _text(value: Any) -> Any:
+    """NVML strings: bytes in older bindings, str in newer ones."""
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def nvml_gpu(pci_bus_id: str) -> dict[str, Any]:
+    """Driver, memory and clocks of the NVIDIA GPU at `pci_bus_id`, read through NVML now
+    (at cell start, and again after the phases: blockbench.measure.cell)."""
+    import pynvml as nv
+
+    nv.nvmlInit()
+    try:
+        h = nv.nvmlDeviceGetHandleByPciBusId(pci_bus_id.encode())
+        mem = nv.nvmlDeviceGetMemoryInfo(h)
+        clock = nv.nvmlDeviceGetClockInfo
+        max_clock = nv.nvmlDeviceGetMaxClockInfo
+        return {
+            "name": _text(nv.nvmlDeviceGetName(h)),
+            "driver": _text(nv.nvmlSystemGetDriverVersion()),
+            "cuda_driver": nv.nvmlSystemGetCudaDriverVersion(),
+            "pci_bus_id": _text(nv.nvmlDeviceGetPciInfo(h).busId),
+            "matched_by": f"CUDA's PCI bus id {pci_bus_id}",
+            "memory_total_bytes": mem.total,
+            "memory_used_bytes": mem.used,
+            "clocks_mhz": {"sm": clock(h, nv.NVML_CLOCK_SM), "mem": clock(h, nv.NVML_CLOCK_MEM)},
+            "max_clocks_mhz": {
+                "sm": max_clock(h, nv.NVML_CLOCK_SM),
+                "mem": max_clock(h, nv.NVML_CLOCK_MEM),
+            },
+            "temperature_c": _safe(nv.nvmlDeviceGetTemperature, h, nv.NVML_TEMPERATURE_GPU),
+            "power_w": _safe(lambda: nv.nvmlDeviceGetPowerUsage(h) / 1000.0),
+            "throttle_reasons": _safe(nv.nvmlDeviceGetCurrentClocksThrottleReasons, h),
+        }
+    finally:
+        nv.nvmlShutdown()
+
+
+def numpy_device() -> dict[str, Any]:
+    """The device of a NumPy cell, described as JAX describes its CPU, without JAX."""
+    return {
+        "platform": "cpu",
+        "id": 0,
+        "device_kind": "cpu",
+        "model": _safe(cpu_model),
+        "float32_matmul": "float32",
+    }
+
+
+def full(dev: Any) -> dict[str, Any]:
+    """Base facts plus JAX settings, the measured device and BLAS (worker process only);
+    a NumPy cell (`dev` None) has no JAX settings and never loads JAX."""
+    if dev is None:
+        return {**base(), "device": numpy_device(), "blas": blas()}
+    return {**base(), "jax": jax_settings(), "device": device(dev), "blas": blas()}

@@ -1,0 +1,246 @@
+"""Collecting raw samples: loop calibration, the adaptive stop rule, and each sample's window.
+
+A phase is a callable `run(loops, window)` that brackets its timed region(s) for `loops`
+calls with `window.start()` / `window.stop()`, so the phase decides what is timed (a
+dispatch excludes the block that follows it) and this module only decides how many calls
+make a sample and when to stop. The window also reads the kernel's scheduler counters just
+outside the timed region (blockbench.measure.disturbance), so every sample knows whether it was
+disturbed, and it takes the timer's own cost out of every timed region.
+"""
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from blockbench.measure.disturbance import Disturbance, Probe, between, combine
+from blockbench.measure.stats import excluded, relative_ci_halfwidth
+from blockbench.records.spec import StopRule
+
+clock = time.perf_counter
+
+
+def _timer_cost(pairs: int = 2000) -> float:
+    """What one empty start/stop pair of the clock reads (tens of ns): taken out of every
+    timed region, which matters for single-call samples of microsecond calls."""
+    costs = []
+    for _ in range(pairs):
+        t0 = clock()
+        costs.append(clock() - t0)
+    costs.sort()
+    return costs[len(costs) // 2]
+
+
+TIMER_COST_S = _timer_cost()
+
+
+class Window:
+    """The timed regions of one sample: their summed time, and the kernel counters around
+    them (read outside the timed region, so reading them costs the sample nothing)."""
+
+    def __init__(self, probe: Probe | None = None) -> None:
+        self.probe = probe
+        self.elapsed = 0.0
+        self.parts: list[Disturbance | None] = []
+        self._before = None
+        self._t0 = 0.0
+
+    def start(self) -> None:
+        self._before = self.probe.read() if self.probe else None
+        self._t0 = clock()
+
+    def stop(self) -> None:
+        t1 = clock()
+        self.elapsed += max(t1 - self._t0 - TIMER_COST_S, 0.0)
+        if self.probe:
+            self.parts.append(between(self._before, self.probe.read(), len(self.probe.cores)))
+
+    def disturbance(self) -> Disturbance | None:
+        return combine(self.parts)
+
+
+PhaseRun = Callable[[int, Window], None]
+
+# Why a phase stopped sampling (recorded with every phase).
+CONVERGED, TIME_CAP, SAMPLE_CAP, BUDGET = "converged", "time_cap", "sample_cap", "budget"
+DISTURBED = "disturbed"  # the floor of undisturbed samples was out of reach
+LONG = "long_sample"  # one clean sample of a call that takes seconds stands for the process
+# A disturbed sample does not count towards the floor: sampling goes on, up to this many
+# times the floor in all, so that a neighbour that comes and goes costs a few samples more,
+# not the phase its clean ones.
+EXTRA_FOR_DISTURBED = 3
+
+
+# Wall time per process within which a single-call phase takes its raised floor of samples.
+SINGLE_CALL_WALL_S = 0.5
+SINGLE_CALL_WARMUPS = 3
+
+
+@dataclass
+class Collected:
+    samples_s: list[float] = field(default_factory=list)  # per-call seconds, one per sample
+    # the kernel's account of each sample (None where the host has no per-thread counters)
+    disturbances: list[Disturbance | None] = field(default_factory=list)
+    loops: int = 1
+    converged: bool = False
+    rel_ci: float = float("inf")
+    stop: str = ""
+    floor: int | None = None  # the raised floor of a single-call phase, where there is one
+
+
+def timed(run: PhaseRun, loops: int, probe: Probe | None = None) -> tuple[float, Window]:
+    """One sample: seconds in the timed regions for `loops` calls, and its window."""
+    window = Window(probe)
+    run(loops, window)
+    return window.elapsed, window
+
+
+def calibrate(
+    run: PhaseRun, sample_time_s: float, max_loops: int = 1_000_000, probe: Probe | None = None
+) -> tuple[int, float, Disturbance | None, float]:
+    """Smallest loops (1, 2, 5, 10, 20, ...) whose sample lasts sample_time_s, as timeit does,
+    the per-call time of that last run (a valid sample: it ran with those loops), its
+    disturbance, and its wall time (with the untimed work around the timed region).
+
+    Growth also stops when the untimed work around the timed region (the block after a
+    dispatch, computing results to read back) makes a sample long in wall time: a 10 us
+    dispatch of a 1 s matmul must not be looped a thousand times.
+    """
+    loops = 1
+    while True:
+        for factor in (1, 2, 5):
+            n = min(loops * factor, max_loops)
+            t0 = time.perf_counter()
+            spent, window = timed(run, n, probe)
+            wall = time.perf_counter() - t0
+            if spent >= sample_time_s or wall >= 4 * sample_time_s or n == max_loops:
+                return n, spent / n, window.disturbance(), wall
+        loops *= 10
+
+
+class Sampler:
+    """One phase's sampling, a sample at a time, so that several phases can take turns.
+
+    `prepare` warms up and calibrates; each `step` takes one sample unless the stop rule
+    says the phase is done. A phase's time limits count its own samples' wall time (with
+    the untimed work around the timed region), never the warm-up and calibration before
+    them nor the other phases' samples between its own.
+
+    `calibrated=False` is for one call per sample: phases that are costly by nature
+    (compile, first call), which get no warm-up call either, since warming would change what
+    they measure; and microsecond calls whose distribution matters (dispatch: `warm=True`),
+    timed one call each so that a slow mode shows instead of being averaged into the loop.
+    `deadline` (time.time()) stops sampling when the next sample would not end before it.
+    `single_calls` raises the floor of samples to that many, as far as they fit in
+    SINGLE_CALL_WALL_S of wall time (a 10 us dispatch that waits 170 ms for its matmul
+    before the next one gets fewer), judged from the fastest of its warm-up calls.
+    """
+
+    def __init__(
+        self,
+        run: PhaseRun,
+        rule: StopRule,
+        calibrated: bool = True,
+        deadline: float | None = None,
+        probe: Probe | None = None,
+        warm: bool | None = None,
+        single_calls: int = 0,
+    ) -> None:
+        self.run, self.rule, self.calibrated = run, rule, calibrated
+        self.deadline, self.probe, self.single_calls = deadline, probe, single_calls
+        self.warm = calibrated if warm is None else warm
+        self.out = Collected()
+        self.last_wall = 0.0
+        self.spent = 0.0
+
+    def prepare(self) -> None:
+        walls: list[float] = []
+        if self.warm:
+            # a single-call phase judges how many calls fit from its fastest of a few
+            # warm-up calls: one call that a neighbour slowed must not cut the floor
+            for _ in range(max(self.rule.warmup, SINGLE_CALL_WARMUPS if self.single_calls else 0)):
+                t0 = time.perf_counter()
+                timed(self.run, 1)
+                walls.append(time.perf_counter() - t0)
+            self.last_wall = walls[-1] if walls else 0.0
+        if self.single_calls:
+            fit = int(SINGLE_CALL_WALL_S / max(min(walls, default=0.0), 1e-9))
+            floor = max(self.rule.min_samples, min(self.single_calls, fit))
+            self.rule = replace(self.rule, min_samples=floor)
+            self.out.floor = floor
+            self.last_wall = 0.0
+        if self.calibrated:
+            out = self.out
+            out.loops, first, disturbance, self.last_wall = calibrate(
+                self.run, self.rule.sample_time_s, probe=self.probe
+            )
+            out.samples_s.append(first)
+            out.disturbances.append(disturbance)
+        self.spent = self.last_wall
+
+    def step(self) -> bool:
+        """Take one sample; False (and `out.stop` set) once the phase is done."""
+        out = self.out
+        if out.samples_s:
+            out.stop = _stop_reason(out, self.rule, self.spent, self.last_wall, self.deadline)
+            if out.stop:
+                return False
+        t0 = time.perf_counter()
+        spent, window = timed(self.run, out.loops, self.probe)
+        self.last_wall = time.perf_counter() - t0
+        self.spent += self.last_wall
+        out.samples_s.append(spent / out.loops)
+        out.disturbances.append(window.disturbance())
+        return True
+
+
+def collect(run: PhaseRun, rule: StopRule, **options: Any) -> Collected:
+    """Sample a phase until the stop rule says so; every raw sample is kept. `options` are
+    `Sampler`'s."""
+    sampler = Sampler(run, rule, **options)
+    sampler.prepare()
+    while sampler.step():
+        pass
+    return sampler.out
+
+
+def in_turn(samplers: list[Sampler]) -> list[Collected]:
+    """Sample several phases of one cell alternately, one sample of each in turn, until
+    every one is done. Phases that a claim divides by each other (A2: the readback over the
+    blocked call) then see the same seconds of the machine: a minute in which the host
+    runs slow raises both, and their ratio within the process stays put."""
+    for sampler in samplers:
+        sampler.prepare()
+    going = list(samplers)
+    while going:
+        going = [s for s in going if s.step()]
+    return [s.out for s in samplers]
+
+
+def undisturbed(out: Collected) -> int:
+    """Samples that count towards the floor: every sample no disturbance took out."""
+    return sum(1 for d in out.disturbances if d is None or not excluded(d.cause))
+
+
+def _stop_reason(
+    out: Collected, rule: StopRule, elapsed: float, last_wall: float, deadline: float | None
+) -> str:
+    n = undisturbed(out)
+    taken = len(out.samples_s)
+    if n >= rule.min_samples:
+        out.rel_ci = relative_ci_halfwidth(out.samples_s)
+    if taken >= rule.max_samples:
+        return SAMPLE_CAP
+    if taken == n == 1 and out.samples_s[0] * out.loops >= rule.long_sample_s:
+        return LONG
+    if n < rule.min_samples and taken >= EXTRA_FOR_DISTURBED * rule.min_samples:
+        return DISTURBED
+    if n >= rule.min_samples:
+        if elapsed >= rule.min_time_s and out.rel_ci <= rule.target_rel_ci:
+            out.converged = True
+            return CONVERGED
+        if elapsed >= rule.max_time_s:
+            return TIME_CAP
+    if deadline is not None and time.time() + last_wall > deadline:
+        return BUDGET
+    return ""

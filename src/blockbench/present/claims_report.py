@@ -1,0 +1,257 @@
+"""The claims report a reader opens first (results/claims.md): rendering only.
+
+Verdicts and parts come from blockbench.judge.claims; this module decides how they read: the
+verdict, the measured figure next to the article's, the setup it was measured at against
+the article's, and what to distrust (few samples, unequal threads).
+"""
+
+from typing import Any
+
+import pandas as pd
+
+from blockbench.judge.claims import fmt, value_ci
+
+LEGEND = (
+    "Every value is shown with its 95% confidence interval (a bootstrap over the worker "
+    "processes that measured each cell, and over their samples), widened by the variance "
+    "between runs where a study of the machine's kind measured it (each run says whether "
+    "its intervals include it). A part **holds** when its "
+    "whole interval satisfies its rule, **fails** when none of it does, and is "
+    "**inconclusive** when the interval straddles the rule. A claim is **reproduced** when "
+    "every part holds at the article's setup, **not_reproduced** when a part fails at the "
+    "article's setup, **not_run** when a cell it needs was not measured (the reason is "
+    "given), and **inconclusive** otherwise: an undecided part, or a part measured only at "
+    "another size than the article's (shown, never decisive)."
+)
+
+
+EMPTY = "–"  # an empty table cell ("-" would start a bullet list in reStructuredText)
+
+
+def _cell(text: Any) -> str:
+    return (
+        ""
+        if text is None or (isinstance(text, float) and pd.isna(text))
+        else str(text).replace("|", "/")
+    )
+
+
+def _verdicts(runs: pd.DataFrame) -> list[str]:
+    lines = [
+        "| claim | verdict | measured [95% CI] | article | what is compared | rule | setup "
+        "| device | note |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in runs.itertuples():
+        lines.append(
+            f"| {r.claim_id} `{r.slug}` | **{r.verdict}** | "
+            f"{value_ci(r.measured, r.ci_low, r.ci_high)} | {fmt(r.article)} | "
+            f"{_cell(r.metric)} | {_cell(r.condition)} | {_cell(r.setup)} | "
+            f"{_cell(r.device_model or r.device)} | {_cell(r.note)} |"
+        )
+    return lines
+
+
+def _parts(parts: pd.DataFrame) -> list[str]:
+    lines = [
+        "| claim | part | measured [95% CI] | article | holds if | why this rule | outcome "
+        "| setup | fewest samples | article's code | how it was measured |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in parts.itertuples():
+        outcome = f"{r.outcome} (indicative)" if r.indicative else r.outcome
+        n = "" if pd.isna(r.n_min) else int(r.n_min)
+        lines.append(
+            f"| {r.claim_id} | {_cell(r.part)} | {value_ci(r.measured, r.ci_low, r.ci_high)} | "
+            f"{fmt(r.article)} | {_cell(r.condition)} | {_cell(r.why)} | {outcome} | "
+            f"{_cell(r.setup)} | {n} | `{_cell(r.code)}` | {_cell(r.detail)} |"
+        )
+    return lines
+
+
+SAMPLES = (
+    "Where the samples behind a claim came from: a sample is disturbed from outside when "
+    "another process ran on the cell's cores during it, and inside the cell when, with no "
+    "such neighbour, the measuring thread waited for a CPU its own pool threads held; "
+    "either way the statistics leave it out. A slow mode is the share of samples over "
+    "twice the phase's fast mode (all samples)."
+)
+
+
+OTHER_RUNS = (
+    "Another run on the same hardware measured these claims differently: a run's 95% CI "
+    "holds the spread of its own processes, not what changes between runs, so where two "
+    "runs differ by more than their CIs, quote the claim from both."
+)
+
+
+POOLED = (
+    "Runs on the same kind of machine (and JAX release) pooled into one estimate per claim: "
+    "random-effects weights and the modified Knapp-Hartung 95% interval, which holds the "
+    "spread between the runs as well as each run's own. Q is Cochran's heterogeneity "
+    "statistic, I^2 the share of the spread between runs that their own intervals do not "
+    "explain, tau the between-run standard deviation (of the log ratio, or of an exponent). "
+    "Runs on different hardware are never pooled."
+)
+
+
+def pools(table: pd.DataFrame) -> list[tuple[list[str], pd.DataFrame]]:
+    """Each group of pooled runs (their labels) with its rows, one per claim."""
+    if "runs_pooled" not in table:
+        return []
+    pooled = table[table["runs_pooled"].fillna(1) > 1]
+    out = []
+    for runs, group in pooled.groupby(pooled["pool"], sort=True):
+        first = group.drop_duplicates("claim_id")
+        out.append((runs.split(" "), first))
+    return out
+
+
+def _pooled_rows(
+    table: pd.DataFrame, runs: list[str], rows: pd.DataFrame, code: str
+) -> list[list[str]]:
+    """Header and one row per claim: the pooled figures, then each run's own. `code` is
+    the markup's inline-code quote (` in Markdown, `` in reStructuredText)."""
+    out = [["claim", "pooled verdict", "pooled [95% CI]", "Q", "I^2", "tau"]]
+    out[0] += [f"run {r}" for r in runs]
+    for r in rows.itertuples():
+        each = []
+        for label in runs:
+            mine = table[(table["run_label"] == label) & (table["claim_id"] == r.claim_id)]
+            m = mine.iloc[0]
+            each.append(f"{value_ci(m.measured, m.ci_low, m.ci_high) or EMPTY} ({m.verdict})")
+        out.append(
+            [
+                f"{r.claim_id} {code}{r.slug}{code}",
+                f"**{r.pooled_verdict}**",
+                value_ci(r.pooled_value, r.pooled_ci_low, r.pooled_ci_high) or EMPTY,
+                fmt(r.q) or EMPTY,
+                EMPTY if pd.isna(r.i2) else f"{r.i2:.0%}",
+                fmt(r.tau) or EMPTY,
+                *each,
+            ]
+        )
+    return out
+
+
+def _markdown_table(rows: list[list[str]]) -> list[str]:
+    head, *body = rows
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    return lines + ["| " + " | ".join(_cell(c) for c in row) + " |" for row in body]
+
+
+def _rst_table(rows: list[list[str]]) -> list[str]:
+    lines = [".. list-table::", "   :header-rows: 1", ""]
+    for row in rows:
+        lines += [f"   * - {row[0]}", *(f"     - {c}" for c in row[1:])]
+    return lines
+
+
+def _between(runs: pd.DataFrame) -> list[str]:
+    """What this run's intervals cover (the between-run study, or this run only)."""
+    if "between_run" not in runs:
+        return []
+    said = sorted({s for s in runs["between_run"].dropna() if s})
+    return [f"Intervals: {'; '.join(said)}.", ""] if said else []
+
+
+def _release(runs: pd.DataFrame) -> str:
+    """The JAX release a run measured (each release is a run of its own)."""
+    return f", JAX {runs['jax_version'].iloc[0]}" if "jax_version" in runs else ""
+
+
+def _listed(runs: pd.DataFrame, column: str) -> list[str]:
+    """A bullet per claim with something in `column` (a column older tables may lack)."""
+    if column not in runs:
+        return []
+    return [f"- {r.claim_id}: {r[column]}" for _, r in runs.iterrows() if r[column]]
+
+
+def _article(part: dict[str, Any]) -> str:
+    """The article's figure for a part, as named in config/articles.yaml and as a number."""
+    if "article_expression" not in part:
+        return ""
+    value = f" = {fmt(part['article'])}" if part.get("article") is not None else ""
+    return f", article `{part['article_expression']}`{value} ({part['article_says']})"
+
+
+def to_rst(table: pd.DataFrame, first: str = "") -> str:
+    """The verdicts as reStructuredText tables, the run labelled `first` (this run) on top:
+    what the HTML report opens on."""
+    labels = sorted(table["run_label"].unique(), key=lambda label: (label != first, label))
+    out = []
+    for runs, rows in pools(table):
+        out += [f"**Pooled** over runs {', '.join(runs)}", "", POOLED, ""]
+        out += [*_rst_table(_pooled_rows(table, runs, rows, "``")), ""]
+    for run_label in labels:
+        out += [
+            f"**Run** ``{run_label}``{_release(table[table['run_label'] == run_label])}"
+            + (" (this run)" if run_label == first else ""),
+            "",
+            ".. list-table::",
+            "   :header-rows: 1",
+            "",
+            "   * - claim",
+            "     - verdict",
+            "     - measured [95% CI]",
+            "     - article",
+            "     - measured on",
+        ]
+        for r in table[table["run_label"] == run_label].itertuples():
+            on = _cell(r.device_model or r.device).replace("(R)", "").replace("(TM)", "")
+            out += [
+                f"   * - {r.claim_id} ``{r.slug}``",
+                f"     - **{r.verdict}**",
+                f"     - {value_ci(r.measured, r.ci_low, r.ci_high) or EMPTY}",
+                f"     - {fmt(r.article) or EMPTY}",
+                f"     - {on or EMPTY}",
+            ]
+        out.append("")
+        mine = table[table["run_label"] == run_label]
+        out += _between(mine)
+        sampled = _listed(mine, "samples")
+        if sampled:
+            out += [SAMPLES, "", *sampled, ""]
+        others = _listed(mine, "other_runs")
+        if others:
+            out += [OTHER_RUNS, "", *others, ""]
+    return "\n".join(out) + "\n"
+
+
+def to_markdown(table: pd.DataFrame, parts: pd.DataFrame, claims: list[dict[str, Any]]) -> str:
+    lines = ["# Claims: reproduced or not", "", LEGEND, ""]
+    for runs, rows in pools(table):
+        lines += [f"## Runs pooled: {', '.join(f'`{r}`' for r in runs)}", "", POOLED, ""]
+        lines += [*_markdown_table(_pooled_rows(table, runs, rows, "`")), ""]
+    for run_label, runs in table.groupby("run_label", sort=True):
+        lines += [f"## Run `{run_label}`{_release(runs)}", "", *_between(runs), *_verdicts(runs)]
+        lines.append("")
+        lines += ["### Every part, at the setup it was measured", ""]
+        lines += [*_parts(parts[parts["run_label"] == run_label]), ""]
+        warned = runs[runs["warnings"].fillna("") != ""]
+        if not warned.empty:
+            lines += ["### Warnings", ""]
+            lines += [f"- {r.claim_id}: {r.warnings}" for r in warned.itertuples()]
+            lines.append("")
+        sampled = _listed(runs, "samples")
+        if sampled:
+            lines += ["### Disturbed samples", "", SAMPLES, "", *sampled, ""]
+        others = _listed(runs, "other_runs")
+        if others:
+            lines += ["### Other runs on the same hardware", "", OTHER_RUNS, "", *others, ""]
+    lines += ["## What each claim says and how it is judged", ""]
+    for claim in claims:
+        lines.append(
+            f"- **{claim['id']} `{claim['slug']}`** ({claim['source']}): "
+            f"{claim['statement']} Article: {claim['article']}."
+        )
+        for part in claim["parts"]:
+            rule = part.get("holds_if", "every cell passes its check")
+            at = f" at {part['size']}" if "size" in part else ""
+            lines.append(
+                f"  - {part.get('kind', 'ratio')} `{part['name']}`{at}: holds if {rule}"
+                + (f" ({part['why']})" if part.get("why") else "")
+                + _article(part)
+                + f"; article's code `{part['code']}`"
+            )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,295 @@
+"""Seaborn figures from the measurements table (presenting, apart from measuring).
+
+Each figure is a function of the tables; `draw(name, ...)` writes it as PNG and SVG. Times
+span decades (microsecond dispatches, second-long compiles), so time axes are logarithmic.
+"""
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import pandas as pd
+import seaborn as sns
+from matplotlib.ticker import LogFormatter, NullFormatter
+
+from blockbench.judge import aggregate, claim_rules, claims, verdicts
+from blockbench.judge.articles import Articles
+from blockbench.judge.articles import load as load_articles
+from blockbench.judge.studies import Kind, Study, read_studies
+from blockbench.present import article_figures
+from blockbench.records.spec import PHASE_WORDS, PHASES
+from blockbench.workloads.registry import WORKLOADS
+
+# One colour per phase in every panel (colour-blind-safe palette).
+PHASE_COLORS = dict(
+    zip(PHASE_WORDS.values(), sns.color_palette("colorblind", len(PHASES)), strict=True)
+)
+
+
+@dataclass(frozen=True)
+class Tables:
+    """What a figure is drawn from: the cell and process tables and the claims."""
+
+    cells: pd.DataFrame
+    processes: pd.DataFrame
+    claims: list[dict[str, Any]]
+    articles: Articles
+    studies: dict[Kind, Study] = field(default_factory=dict)  # between-run, by machine kind
+
+
+# Okabe-Ito colours (safe for colour-blind readers); indicative outcomes are lighter.
+RULE_COLORS = {
+    "holds": "#0072B2",
+    "fails": "#D55E00",
+    "inconclusive": "#E69F00",
+    "holds (indicative)": "#8FC1E3",
+    "fails (indicative)": "#F0B48A",
+    "inconclusive (indicative)": "#F5D38A",
+}
+
+
+def _label(df: pd.DataFrame) -> pd.Series:
+    """Implementation and device model on one line, run label where several runs are shown."""
+    multi = df["run_label"].nunique() > 1
+    suffix = " [" + df["run_label"] + "]" if multi else ""
+    return df["device_label"] + suffix
+
+
+def _empty(ax: plt.Axes, message: str) -> None:
+    ax.text(0.5, 0.5, message, ha="center", va="center", transform=ax.transAxes, wrap=True)
+    ax.set_axis_off()
+
+
+def _lines_per_workload(
+    data: pd.DataFrame,
+    y: str,
+    ylabel: Callable[[pd.DataFrame], str],
+    empty: str,
+    extra: Callable[[plt.Axes, pd.DataFrame, dict], None],
+) -> plt.Figure:
+    """One log-log panel per workload, three to a row: y against size, colour =
+    implementation, line style = device (and run); `extra` adds what a figure needs on top
+    (CI bands, a reference). Each panel's legend sits below it, clear of the data."""
+    data = data.assign(device=_label(data), implementation=data["impl"])
+    workloads = sorted(data["workload"].unique())
+    cols = min(3, max(1, len(workloads)))
+    nrows = max(1, -(-len(workloads) // cols))
+    fig, axes = plt.subplots(nrows, cols, figsize=(2.9 * cols, 4.2 * nrows), squeeze=False)
+    for ax, workload in zip(axes.flat, workloads, strict=False):
+        d = data[data["workload"] == workload].sort_values("size")
+        impls = sorted(d["implementation"].unique())
+        palette = dict(zip(impls, sns.color_palette("colorblind", len(impls)), strict=True))
+        sns.lineplot(
+            d,
+            x="size",
+            y=y,
+            hue="implementation",
+            style="device",
+            markers=True,
+            palette=palette,
+            ax=ax,
+            errorbar=None,
+        )
+        extra(ax, d, palette)
+        ax.set(xscale="log", yscale="log", title=workload, ylabel=ylabel(d))
+        ax.set_xlabel(WORKLOADS[workload].size_meaning)
+        ax.xaxis.set_minor_formatter(NullFormatter())  # 2x10^1, 3x10^1... overlap
+        # plain numbers (0.5, 1, 2), and minor ticks labelled where a panel spans < 1 decade
+        ax.yaxis.set_major_formatter(LogFormatter())
+        ax.yaxis.set_minor_formatter(LogFormatter(labelOnlyBase=False, minor_thresholds=(1, 0.4)))
+        handles, labels = ax.get_legend_handles_labels()
+        ax.legend(
+            handles,
+            labels,
+            fontsize=6,
+            loc="upper center",
+            bbox_to_anchor=(0.5, -0.25),
+            frameon=False,
+        )
+    for ax in list(axes.flat)[len(workloads) :]:
+        ax.set_axis_off()
+    if not workloads:
+        _empty(axes[0][0], empty)
+    fig.tight_layout()
+    return fig
+
+
+def _ci_bands(ax: plt.Axes, d: pd.DataFrame, palette: dict) -> None:
+    for (impl, _), g in d.groupby(["impl", "device"]):
+        band = g.dropna(subset=["ci95_low_s", "ci95_high_s"])
+        ax.fill_between(
+            band["size"],
+            band["ci95_low_s"],
+            band["ci95_high_s"],
+            color=palette[impl],
+            alpha=0.2,
+            lw=0,
+        )
+
+
+def _parity_line(ax: plt.Axes, d: pd.DataFrame, palette: dict) -> None:
+    ax.axhline(1.0, color="grey", lw=0.8, ls=":")
+
+
+def time_vs_size(t: Tables) -> plt.Figure:
+    df = t.cells
+    return _lines_per_workload(
+        aggregate.steady(df),
+        "median_s",
+        lambda d: "blocked time per call (s)",
+        "no steady measurements",
+        _ci_bands,
+    )
+
+
+def speedup_vs_size(t: Tables) -> plt.Figure:
+    df = t.cells
+    return _lines_per_workload(
+        aggregate.speedups(df),
+        "speedup",
+        lambda d: f"speedup over CPU {d['baseline'].iloc[0]} (x)",
+        "no baseline to compare with",
+        _parity_line,
+    )
+
+
+def phases(t: Tables) -> plt.Figure:
+    """Where a user's time goes: transfer, compile, first call, steady, readback; for each
+    implementation at the largest size that measured all of its phases (the articles' large
+    sizes often measure only the phases their claims use)."""
+    df = t.cells
+    ok = df[(df["status"] == "ok") & df["phase"].notna()]
+    key = ["run_label", "workload", "impl", "device"]
+    count = ok.groupby([*key, "size"])["phase"].transform("count")
+    full = ok[count == count.groupby([ok[k] for k in key]).transform("max")]
+    d = full[full["size"] == full.groupby(key)["size"].transform("max")].copy()
+    d["implementation"] = d["impl"] + " · " + d["device"] + " · " + d["size"].astype(str)
+    d["what is timed"] = d["phase"].map(PHASE_WORDS)
+    workloads = sorted(d["workload"].unique())
+    fig, axes = plt.subplots(
+        len(workloads) or 1, 1, figsize=(10, 3.2 * max(1, len(workloads))), squeeze=False
+    )
+    for ax, workload in zip(axes[:, 0], workloads, strict=False):
+        g = d[d["workload"] == workload]
+        sns.barplot(
+            g,
+            y="implementation",
+            x="median_s",
+            hue="what is timed",
+            ax=ax,
+            orient="h",
+            hue_order=[PHASE_WORDS[p] for p in PHASES if p in set(g["phase"])],
+            palette=PHASE_COLORS,
+        )
+        ax.set(
+            xscale="log",
+            xlabel="median time (s)",
+            ylabel="",
+            title=f"{workload}: phases at the largest size with every phase measured",
+        )
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="what is timed")
+    if not workloads:
+        _empty(axes[0][0], "no measured phases")
+    fig.tight_layout()
+    return fig
+
+
+def claims_figure(t: Tables) -> plt.Figure:
+    """Article ratio against measured ratio; on the diagonal the article is matched exactly."""
+    parts = verdicts.judge(t.cells, t.processes, t.claims, t.studies)[1]
+    parts = parts[parts["measured"].notna() & parts["article"].notna() & (parts["kind"] == "ratio")]
+    fig, ax = plt.subplots(figsize=(6.5, 6))
+    if parts.empty:
+        _empty(ax, "no claim ratio measured in this run")
+        return fig
+    parts["claim's rule"] = parts["outcome"].where(
+        ~parts["indicative"].astype(bool), parts["outcome"] + " (indicative)"
+    )
+    ax.errorbar(
+        parts["article"],
+        parts["measured"],
+        yerr=[parts["measured"] - parts["ci_low"], parts["ci_high"] - parts["measured"]],
+        fmt="none",
+        ecolor="grey",
+        elinewidth=1,
+        capsize=2,
+        label="95% CI",
+    )
+    sns.scatterplot(
+        parts,
+        x="article",
+        y="measured",
+        hue="claim's rule",
+        style="run_label",
+        s=80,
+        palette=RULE_COLORS,
+        ax=ax,
+    )
+    for r in parts.itertuples():
+        ax.annotate(
+            r.claim_id,
+            (r.article, r.measured),
+            fontsize=7,
+            xytext=(3, 3),
+            textcoords="offset points",
+        )
+    lo = min(parts["article"].min(), parts["measured"].min()) / 2
+    hi = max(parts["article"].max(), parts["measured"].max()) * 2
+    ax.plot([lo, hi], [lo, hi], color="grey", lw=0.8, ls="--", label="measured = article")
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlim=(lo, hi),
+        ylim=(lo, hi),
+        xlabel="article's ratio (x)",
+        ylabel="measured ratio (x)",
+        title="Claims: article vs this pipeline",
+    )
+    ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+FIGURES: dict[str, Callable[[Tables], plt.Figure]] = {
+    **{
+        name: lambda t, f=f: f(t.articles, claims.RunView.each(t.cells, t.processes))
+        for name, f in article_figures.ARTICLE_FIGURES.items()
+    },
+    "time_vs_size": time_vs_size,
+    "speedup_vs_size": speedup_vs_size,
+    "phases": phases,
+    "claims": claims_figure,
+}
+NAMES = tuple(FIGURES)
+
+
+def draw(
+    name: str,
+    measurements: str | Path,
+    processes: str | Path,
+    claims_file: str | Path,
+    articles_file: str | Path,
+    outputs: Sequence[str | Path],
+    study_files: Sequence[str | Path] = (),
+) -> None:
+    sns.set_theme(style="whitegrid", context="paper")
+    plt.rcParams["svg.fonttype"] = "none"  # text stays text: searchable, editable in a paper
+    plt.rcParams["svg.hashsalt"] = name  # the same figure of the same data: the same file
+    published = load_articles(articles_file)
+    tables = Tables(
+        pd.read_parquet(measurements),
+        pd.read_parquet(processes),
+        claim_rules.load(claims_file, published),
+        published,
+        read_studies(study_files),
+    )
+    fig = FIGURES[name](tables)
+    for out in outputs:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(out, dpi=150, bbox_inches="tight", pad_inches=0.04, metadata={"Date": None})
+    plt.close(fig)

@@ -1,0 +1,35 @@
+"""Where a run's results live: its label (one per JAX release) and each cell process's file.
+
+Written once here and read by the workflow's rules, the grid, the tables stage and the GPU
+kit, so that the layout of results/raw cannot drift between the writer and its readers.
+"""
+
+import importlib.metadata
+from functools import cache
+from pathlib import Path
+
+# A run of another JAX release than the installed one: `<label>+jax-<version>`.
+SEPARATOR = "+jax-"
+# The file of worker process `repeat` of one cell (the measure rule's output).
+RAW = "results/raw/{run_label}/{device}/{workload}/{impl}/{size}/{repeat}.json"
+
+
+@cache
+def installed_jax() -> str:
+    """The JAX release of this environment: measured without an environment of its own."""
+    return importlib.metadata.version("jax")
+
+
+def run_label(label: str, version: str) -> str:
+    """The run label of one release's cells: the plain label for the installed release."""
+    return label if version == installed_jax() else f"{label}{SEPARATOR}{version}"
+
+
+def version_of(label: str) -> str:
+    """The JAX release a run label was planned for."""
+    return label.split(SEPARATOR, 1)[1] if SEPARATOR in label else installed_jax()
+
+
+def raw_files(directory: str | Path) -> list[Path]:
+    """All measurement files of one run directory (device/workload/impl/size/repeat.json)."""
+    return sorted(Path(directory).glob("*/*/*/*/*.json"))

@@ -1,0 +1,66 @@
+"""Reading and writing measurement JSON: atomic writes, and the schema every file obeys."""
+
+import importlib.util
+import json
+import os
+import tempfile
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+# 2: warnings, per-phase stop reason, thread parity, asarray; 3: repeat, host_load
+SCHEMA_VERSION = 3
+SCHEMA_PATH = Path(__file__).with_name("schemas") / "measurement.schema.json"
+
+
+@cache
+def schema() -> dict[str, Any]:
+    return json.loads(SCHEMA_PATH.read_text())
+
+
+def can_validate() -> bool:
+    """Whether jsonschema is installed. The GPU image has no jsonschema: there a record is
+    written unvalidated, says so (`provenance.config.schema_validated`), and is validated
+    when the tables read it at home (aggregate.read_record), as every file is."""
+    return importlib.util.find_spec("jsonschema") is not None
+
+
+@cache
+def _validator() -> Any:
+    """The schema compiled once, and not checked against its metaschema at run time:
+    `jsonschema.validate` checks the schema itself on every call (0.13 s a record, most of
+    what reading a run cost), and even once it is 0.17 s of every measurement job. The
+    schema is ours, checked by the test suite (tests/test_measure_cli.py)."""
+    import jsonschema  # not at the top: the worker only writes, and imports cost it time
+
+    return jsonschema.validators.validator_for(schema())(schema())
+
+
+def validate(record: dict[str, Any]) -> None:
+    """Raise jsonschema.ValidationError if the record breaks the published contract (the
+    most relevant error, as `jsonschema.validate` would raise it)."""
+    import jsonschema
+
+    error = jsonschema.exceptions.best_match(_validator().iter_errors(record))
+    if error is not None:
+        raise error
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write to a temporary file beside the target, then rename: a crash leaves either the
+    old file or the new one, never half of one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            json.dump(data, fh, indent=1, allow_nan=False)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_json(path: Path) -> Any:
+    return json.loads(Path(path).read_text())

@@ -1,0 +1,101 @@
+"""The order in which a run measures its cells: randomized, interleaved blocks.
+
+A claim that divides one cell's time by another's (C1: JAX over NumPy) is only as good as
+the two were measured alike. The machine drifts over minutes, so two cells measured ten
+minutes apart differ by more than their processes say. So the cells that any claim divides
+by each other form a *block*; in each of `repeats` rounds, process r of every cell of a
+block runs back to back with the others, in a random order, and the blocks and the lone
+cells of a round are shuffled too (randomized multiple interleaved trials). A block's
+rounds are spread over the whole run, and a ratio is taken within each round first, then
+over rounds (claims.RunView.paired_ratio), so what one minute of the machine does to both
+cells cancels.
+
+The order is a pure function of the plan, the claims and the seed: the same grid is measured
+in the same order on every machine, and Snakemake follows it through job priorities (with
+one measurement at a time, the highest-priority ready job runs next).
+"""
+
+import random
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from blockbench.run.grid import Cell
+
+
+def _terms(spec: Any) -> list[dict[str, Any]]:
+    return spec if isinstance(spec, list) else [spec]
+
+
+def linked(claims: Iterable[dict[str, Any]]) -> list[set[tuple[str, str, str]]]:
+    """For every part that compares cells (num and den, or a trend's), the set of
+    (device, workload, impl) it compares."""
+    out = []
+    for claim in claims:
+        for part in claim["parts"]:
+            terms = _terms(part.get("num", [])) + _terms(part.get("den", []))
+            kinds = {(t["device"], t["workload"], t["impl"]) for t in terms}
+            if len(kinds) > 1:
+                out.append(kinds)
+    return out
+
+
+def blocks(cells: Iterable[Cell], claims: Iterable[dict[str, Any]]) -> dict[Cell, str]:
+    """Each cell that a claim compares with another cell of the same size, mapped to its
+    block's name; cells linked through a shared cell (D1: loop / convolve, convolve / scan)
+    join one block."""
+    by_size: dict[int, set[Cell]] = {}
+    for cell in cells:
+        by_size.setdefault(cell.size, set()).add(cell)
+    parent: dict[Cell, Cell] = {}
+
+    def root(c: Cell) -> Cell:
+        while parent.get(c, c) != c:
+            c = parent[c]
+        return c
+
+    links = linked(claims)
+    for present in by_size.values():
+        index = {(c.device, c.workload, c.impl): c for c in present}
+        for kinds in links:
+            members = sorted(index[k] for k in kinds if k in index)
+            if len(members) < 2:
+                continue
+            parent.setdefault(members[0], members[0])
+            for other in members[1:]:
+                parent[root(other)] = root(members[0])
+    groups: dict[Cell, list[Cell]] = {}
+    for cell in parent:
+        groups.setdefault(root(cell), []).append(cell)
+    out = {}
+    for members in groups.values():
+        members.sort()
+        name = f"{members[0].workload}@{members[0].size}:" + "+".join(
+            f"{c.device}/{c.impl}" for c in members
+        )
+        out.update(dict.fromkeys(members, name))
+    return out
+
+
+def order(
+    cells: Iterable[Cell], claims: Iterable[dict[str, Any]], repeats: Mapping[Cell, int], seed: int
+) -> dict[tuple[Cell, int], tuple[int, str]]:
+    """(cell, process) -> (priority, block name or ""): process r of every cell runs in
+    round r (a cell with fewer `repeats` than the most sits out the last rounds); a round
+    is the shuffled blocks and lone cells, each block's cells back to back in a shuffled
+    order. Higher priority runs first."""
+    cells = sorted(cells)
+    block_of = blocks(cells, claims)
+    units: dict[str, list[Cell]] = {}
+    for cell in cells:
+        units.setdefault(block_of.get(cell) or f"cell:{cell}", []).append(cell)
+    sequence: list[tuple[Cell, int]] = []
+    for r in range(max((repeats[c] for c in cells), default=0)):
+        rng = random.Random(f"{seed}:{r}")
+        names = sorted(units)
+        rng.shuffle(names)
+        for name in names:
+            members = [cell for cell in units[name] if r < repeats[cell]]
+            rng.shuffle(members)
+            sequence += [(cell, r) for cell in members]
+    total = len(sequence)
+    return {job: (total - i, block_of.get(job[0], "")) for i, job in enumerate(sequence)}

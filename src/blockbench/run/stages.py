@@ -1,0 +1,86 @@
+"""The workflow's stages as functions: what each Snakemake script calls, testable without it."""
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from blockbench.judge import articles, claim_rules, claims, verdicts
+from blockbench.judge.aggregate import CELL, cells, processes, speedups, write_table
+from blockbench.judge.studies import read_studies
+from blockbench.present import claims_report
+
+READABLE = [
+    *CELL,
+    "jax_version",
+    "device_model",
+    "status",
+    "phase",
+    "median_s",
+    "ci95_low_s",
+    "ci95_high_s",
+    "n",
+    "processes",
+    "process_spread",
+    "loops",
+    "stop",
+    "cores",
+    "blas_threads",
+    "xla_threads",
+    "reason",
+    "warnings",
+]
+
+
+def read_claims(claims_file: str | Path, articles_file: str | Path) -> list[dict[str, Any]]:
+    """The claims, with the article figures they name read from the articles file."""
+    return claim_rules.load(claims_file, articles.load(articles_file))
+
+
+def build_tables(
+    raw: list[str], claims_file: str | Path, articles_file: str | Path, out: Any
+) -> pd.DataFrame:
+    """Processes (one row per worker process and phase, raw samples in the Parquet file),
+    cells (CSV, Parquet, Markdown) and speedups with every claim part and its CI."""
+    proc = processes(Path(p) for p in raw)
+    proc.to_parquet(out.processes, index=False)
+    write_table(proc.drop(columns=["samples_s"]), Path(out.processes_csv))
+    df = cells(proc)
+    write_table(df, Path(out.csv))
+    df.to_parquet(out.parquet, index=False)
+    Path(out.md).write_text(df[READABLE].to_markdown(index=False, floatfmt=".4g") + "\n")
+    # each run's own intervals: the claims stage adds the between-run term and pools
+    ratios = verdicts.judge(df, proc, read_claims(claims_file, articles_file))[1]
+    table = pd.concat(
+        [speedups(df).assign(kind="baseline"), ratios.assign(kind="claim")], ignore_index=True
+    )
+    write_table(table, Path(out.speedups), Path(out.speedups_md))
+    return df
+
+
+def build_claims(
+    measurements_file: str | Path,
+    processes_file: str | Path,
+    claims_file: str | Path,
+    articles_file: str | Path,
+    csv: str | Path,
+    markdown: str | Path,
+    rst: str | Path,
+    this_run: str = "",
+    study_files: Sequence[str | Path] = (),
+) -> pd.DataFrame:
+    """Verdicts as CSV, as the Markdown report, and as the table the HTML report opens on."""
+    claim_list = read_claims(claims_file, articles_file)
+    df, proc = pd.read_parquet(measurements_file), pd.read_parquet(processes_file)
+    table, parts = verdicts.judge(df, proc, claim_list, read_studies(study_files))
+    write_table(table, Path(csv))
+    Path(markdown).write_text(claims_report.to_markdown(table, parts, claim_list))
+    Path(rst).write_text(claims_report.to_rst(table, first=this_run))
+    for r in table.itertuples():
+        print(
+            f"{r.run_label} {r.claim_id}: {r.verdict} "
+            f"(measured {claims.value_ci(r.measured, r.ci_low, r.ci_high) or '-'}, "
+            f"article {claims.fmt(r.article) or '-'})"
+        )
+    return table
