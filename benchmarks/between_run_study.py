@@ -23,8 +23,8 @@ import pandas as pd
 
 from blockbench.judge import aggregate, verdicts
 from blockbench.judge.aggregate import write_table
-from blockbench.judge.claims import scaled
 from blockbench.judge.random_effects import reml
+from blockbench.judge.scales import scaled
 from blockbench.judge.studies import Study, kind_of, study_path
 from blockbench.present.claims_report import to_markdown
 from blockbench.records.layout import raw_files

@@ -22,8 +22,9 @@ from pathlib import Path
 import pandas as pd
 
 from blockbench.judge.claim_rules import decide
-from blockbench.judge.claims import from_scale, scaled, value_ci
-from blockbench.judge.random_effects import pool
+from blockbench.judge.pooling import pool_values
+from blockbench.judge.verdicts import covers
+from blockbench.judge.wording import value_ci
 
 DECISIVE = {"reproduced", "not_reproduced"}
 
@@ -34,26 +35,12 @@ def show(r: pd.Series) -> str:
 
 def pooled(rows: list[pd.Series]) -> tuple[str, str, str]:
     """(value [CI], I^2, the headline part's outcome) over the runs with an own interval."""
-    points = [
-        scaled(r["measured"], r["run_ci_low"], r["run_ci_high"], r["run_df"], r["scale"])
-        for r in rows
-        if "run_ci_low" in r
-    ]
-    points = [p for p in points if p is not None and p[1] > 0]
-    if len(points) < 2:
+    runs = [(r["measured"], r["run_ci_low"], r["run_ci_high"], r["run_df"]) for r in rows]
+    got = pool_values(runs, rows[0]["scale"]) if "run_ci_low" in rows[0] else None
+    if got is None:
         return "-", "-", "-"
-    got = pool(*zip(*points, strict=True))
-    scale = rows[0]["scale"]
-    low, high = from_scale(got.low, scale), from_scale(got.high, scale)
-    outcome = decide(rows[0]["condition"], low, high)
-    return value_ci(from_scale(got.estimate, scale), low, high), f"{got.i2:.0%}", outcome
-
-
-def covers(a: pd.Series, b: pd.Series) -> bool | None:
-    """Whether run a's CI holds run b's value (None: a has no CI)."""
-    if pd.isna(a["ci_low"]) or pd.isna(a["ci_high"]) or pd.isna(b["measured"]):
-        return None
-    return bool(a["ci_low"] <= b["measured"] <= a["ci_high"])
+    outcome = decide(rows[0]["condition"], got.low, got.high)
+    return value_ci(got.estimate, got.low, got.high), f"{got.i2:.0%}", outcome
 
 
 def main() -> None:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Minimal reproduction of Snakemake's growing re-evaluation timers (MEASURING.md, trap 16),
+"""Minimal reproduction of Snakemake's growing re-evaluation timers (docs/measuring-traps.md),
 for an upstream report and to check blockbench's workaround on a new Snakemake.
 
     .venv/bin/python benchmarks/snakemake_timers.py [--jobs 150] [--scheduler ilp|greedy]

@@ -1,4 +1,5 @@
-"""Shared helpers: running the one-cell command the way Snakemake does."""
+"""Shared helpers: running the one-cell command the way Snakemake does, and the kind of
+machine the suite pretends to run on (`--fake-cpu-model`)."""
 
 import json
 import os
@@ -9,9 +10,28 @@ from typing import Any
 
 import pytest
 
+from blockbench.measure.provenance import FAKE_CPU_MODEL
 from blockbench.records.store import validate
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--fake-cpu-model",
+        default=None,
+        help="run the suite as if this host's CPU model were this (e.g. 'AMD EPYC', "
+        "'Intel(R) Xeon(R) Processor', 'Unknown CPU'): no test may depend on the real one",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Set before any test runs, so that every process the suite starts inherits it."""
+    fake = config.getoption("--fake-cpu-model")
+    if fake:
+        os.environ[FAKE_CPU_MODEL] = fake
+
+
 # Short phases: the tests check behaviour, not precision.
 FAST = ["--min-samples", "5", "--min-time-s", "0.02", "--max-time-s", "0.3"]
 

@@ -5,7 +5,7 @@ binds every job step to the CPUs it was granted, and task/cgroup (cgroup v1 cpus
 it as well where this machine lets slurmd create cgroups. The node has typed GPUs
 (`gpu:<GPU_MODEL>`) that are generic resources with no hardware behind them, so GPU jobs
 schedule with a model and JAX inside finds no GPU. Every daemon started here is stopped by its
-PID, and every cgroup slurmd made is removed. Facts behind each setting: ../shared/SLURM.md.
+PID, and every cgroup slurmd made is removed. Why each setting: docs/slurm.md.
 """
 
 import os

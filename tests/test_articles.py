@@ -8,9 +8,9 @@ import pytest
 import yaml
 from test_claims import row
 
-from blockbench.judge import articles, claim_rules
+from blockbench.judge import article_points, articles, claim_rules, verdicts
 from blockbench.judge.aggregate import cells
-from blockbench.judge.claims import RunView
+from blockbench.judge.run_view import RunView
 from blockbench.present import article_figures, figures
 from blockbench.run import stages
 from blockbench.workloads import grad_logistic
@@ -20,7 +20,7 @@ ARTICLES = articles.load(ROOT / "config/articles.yaml")
 
 
 def test_every_number_the_sources_print_is_there_once():
-    # a sample of CLAIMS.md's figures, in its units (seconds)
+    # a sample of the articles' figures (docs/claims.md), in its units (seconds)
     expected = {
         "A.dispatch": 269e-6,
         "A.asarray": 8.09e-3,
@@ -142,12 +142,12 @@ def test_source_b_shows_each_machine_and_says_what_a_run_lacks():
     views = {v.run_label: v for v in RunView.each(df, proc)}
     d_cell = {"device": "gpu", "workload": "matmul", "impl": "jax_numpy_input", "size": 10000}
     a_cell = {"device": "cpu", "workload": "matmul", "impl": "numpy", "size": 10000}
-    assert article_figures.ratio_point(views["laptop"], d_cell, a_cell).note == "not run: no GPU"
-    on_gpu = article_figures.ratio_point(views["gpu-node"], d_cell, a_cell)
+    assert article_points.ratio_point(views["laptop"], d_cell, a_cell).note == "not run: no GPU"
+    on_gpu = article_points.ratio_point(views["gpu-node"], d_cell, a_cell)
     assert on_gpu.value == pytest.approx(0.1, rel=0.05)
     assert on_gpu.low < on_gpu.value < on_gpu.high and on_gpu.note == ""
     b_cell = {**d_cell, "device": "cpu"}
-    at_2000 = article_figures.ratio_point(views["laptop"], b_cell, a_cell)
+    at_2000 = article_points.ratio_point(views["laptop"], b_cell, a_cell)
     assert (
         at_2000.value == pytest.approx(2.0, rel=0.05)
         and at_2000.note == "at 2,000 (article 10,000)"
@@ -155,7 +155,7 @@ def test_source_b_shows_each_machine_and_says_what_a_run_lacks():
     # the article's E: 28x faster than A, drawn as 1/28 of A's time
     value, _ = article_figures._b_article(ARTICLES.sources["B"], ("gpu", "jax"))
     assert value == pytest.approx(1 / 28)
-    assert article_figures.machine(views["gpu-node"]) == "run gpu-node: gpu-node-cpu + gpu-node-gpu"
+    assert article_points.machine(views["gpu-node"]) == "run gpu-node: gpu-node-cpu + gpu-node-gpu"
 
 
 @pytest.mark.parametrize("name", list(article_figures.ARTICLE_FIGURES))
@@ -163,12 +163,14 @@ def test_each_article_figure_names_both_machines_and_every_empty_slot(tmp_path, 
     df, proc = _two_machines()
     df.to_parquet(tmp_path / "cells.parquet")
     proc.to_parquet(tmp_path / "proc.parquet")
+    claim_list = stages.read_claims(ROOT / "config/claims.yaml", ROOT / "config/articles.yaml")
+    verdicts.judge(df, proc, claim_list)[1].to_parquet(tmp_path / "parts.parquet")
     outputs = [tmp_path / f"{name}.svg", tmp_path / f"{name}.png"]
     figures.draw(
         name,
         tmp_path / "cells.parquet",
         tmp_path / "proc.parquet",
-        ROOT / "config/claims.yaml",
+        tmp_path / "parts.parquet",
         ROOT / "config/articles.yaml",
         outputs,
     )

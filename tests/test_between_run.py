@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from blockbench.errors import InputError
-from blockbench.judge import claims, verdicts
+from blockbench.judge import claims, scales, verdicts
 from blockbench.judge.pooling import pool_part
 from blockbench.judge.random_effects import Between, pool, reml, widen
 from blockbench.judge.studies import Kind, Study, kind_of, read_studies, read_study, study_path
@@ -238,7 +238,7 @@ def test_committed_study_pools_the_earlier_runs_into_a_ci_that_covers_the_last()
     for _, rows in table.groupby("claim_id"):
         by_run = rows.set_index("run_label")
         points = [
-            claims.scaled(
+            scales.scaled(
                 *by_run.loc[r, ["measured", "run_ci_low", "run_ci_high", "run_df"]],
                 by_run.loc[r, "scale"],
             )
@@ -249,12 +249,12 @@ def test_committed_study_pools_the_earlier_runs_into_a_ci_that_covers_the_last()
         got = pool(*zip(*points, strict=True))
         last = by_run.loc[runs[-1]]
         checked += 1
-        covered += got.low <= claims.on_scale(last["measured"], last["scale"]) <= got.high
+        covered += got.low <= scales.on_scale(last["measured"], last["scale"]) <= got.high
     assert checked >= 8 and covered == checked, (covered, checked)
 
 
 def test_article_figures_pool_a_rows_points_only_where_two_runs_measured_it() -> None:
-    from blockbench.present.article_figures import Point, pooled_point
+    from blockbench.judge.article_points import Point, pooled_point
 
     points = [Point(2.0, 1.5, 2.6, "", 2.0), Point(2.4, 2.0, 2.9, "", 2.0)]
     got = pooled_point(points)

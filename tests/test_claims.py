@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from blockbench.judge import articles, claim_rules, claims, resampling, verdicts
+from blockbench.judge import articles, claim_rules, resampling, run_view, verdicts
 from blockbench.judge.aggregate import cells, measurements, speedups
 from blockbench.present import claims_report
 from blockbench.records.layout import raw_files
@@ -290,7 +290,7 @@ def test_the_claims_file_covers_every_article_claim():
 
 
 def test_reference_speedups_use_the_cpu_baseline():
-    df = measurements(raw_files(ROOT / "results/reference/dev-2core-xeon/raw"))
+    df = measurements(raw_files(ROOT / "results/reference/dev-2core-epyc/raw/dev-2core-epyc"))
     sp = speedups(df)
     numpy_rows = sp[(sp["workload"] == "matmul") & (sp["impl"] == "numpy")]
     assert (numpy_rows["speedup"] == 1.0).all()
@@ -446,10 +446,10 @@ def test_a_part_lists_only_the_warnings_of_the_phases_it_uses_each_kind_once():
         "dispatch: 12% of samples in a slow mode (median 0.004 s, over 0.0004 s); "
         "thread parity: the cell ran on 2 core(s) but BLAS used 1"
     )
-    assert claims.term_warnings(cell, "dispatch") == [
+    assert run_view.term_warnings(cell, "dispatch") == [
         "dispatch: 12% of samples in a slow mode (median 0.004 s, over 0.0004 s; 3 processes)",
         "thread parity: the cell ran on 2 core(s) but BLAS used 1",
     ]
-    assert claims.term_warnings(cell, "steady") == [
+    assert run_view.term_warnings(cell, "steady") == [
         "thread parity: the cell ran on 2 core(s) but BLAS used 1"
     ]

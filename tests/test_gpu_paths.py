@@ -1,4 +1,4 @@
-"""The GPU paths, reviewed without a GPU (../shared/GPU_REVIEW.md): each fix, on the CPU,
+"""The GPU paths, reviewed without a GPU (docs/gpu.md): each fix, on the CPU,
 with fakes where the GPU would be."""
 
 import sys

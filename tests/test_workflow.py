@@ -13,6 +13,7 @@ import pandas as pd
 import psutil
 import pytest
 import yaml
+from hosts import ELSEWHERE_CPU, REFERENCE, run_elsewhere
 from tiny import TINY, workflow_copy
 
 from blockbench.judge import aggregate, claims
@@ -26,7 +27,6 @@ from blockbench.run import cli_config, grid, stages
 ROOT = Path(__file__).resolve().parents[1]
 SETTINGS = grid.settings(TINY)  # each cell's processes (dot_xx: its block's 3)
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
-REFERENCE = ROOT / "results/reference/dev-2core-xeon/raw"
 
 
 def snakemake(cwd: Path, *args: str, timeout: int = 900) -> subprocess.CompletedProcess:
@@ -224,11 +224,13 @@ def test_default_profile_limits_measurements_to_one_per_host():
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
     """The tiny grid, every workload and implementation, CPU and (absent) GPU, --cores 4,
-    with a between-run study of this machine's kind (and none of the merged run's)."""
+    with a between-run study of this machine's kind, and a run of another kind merged in
+    (a made-up CPU: no study, whatever machine runs the suite)."""
     config = {**TINY, "merge": ["reference/raw"], "between_run": "studies"}
     wf = workflow_copy(tmp_path_factory.mktemp("tiny"), config)
-    shutil.copytree(REFERENCE, wf / "reference/raw")  # a committed run, merged in
+    run_elsewhere(wf / "reference/raw")
     here = Kind(provenance.cpu_model(), psutil.cpu_count(logical=True))
+    assert here.cpu_model != ELSEWHERE_CPU
     study = Study(here, [{"label": "a"}, {"label": "b"}])
     for claim in stages.read_claims(ROOT / "config/claims.yaml", ROOT / "config/articles.yaml"):
         for part in claim["parts"]:
@@ -276,15 +278,15 @@ def test_tiny_grid_produces_every_table_figure_and_claim(tiny_run):
         assert column in table.columns
     assert "D2" in (wf / "results/claims.md").read_text()
     # the merged reference run is judged next to this one, under its own label
-    assert set(table["run_label"]) == {"tiny", "dev-2core-xeon"}
-    # this run's intervals include the study's between-run variance, the Xeon run's do not
+    assert set(table["run_label"]) == {"tiny", "elsewhere"}
+    # this run's intervals include the study's between-run variance, the other run's do not
     said = table["between_run"].fillna("").groupby(table["run_label"]).agg(set)
     assert said["tiny"] == {  # '': a claim with no interval (a check, or not run)
         "includes between-run variance measured from 2 runs on this kind of machine",
         "",
     }
-    xeon = said["dev-2core-xeon"] - {""}
-    assert xeon and all(s.startswith("covers this run only: no between-run study") for s in xeon)
+    other = said["elsewhere"] - {""}
+    assert other and all(s.startswith("covers this run only: no between-run study") for s in other)
     widened = table[(table["run_label"] == "tiny") & table["run_ci_low"].notna()]
     assert not widened.empty and (widened["ci_low"] <= widened["run_ci_low"]).all()
     assert (
@@ -296,7 +298,7 @@ def test_tiny_grid_produces_every_table_figure_and_claim(tiny_run):
     # and drawn next to it in every article figure, with the GPU slots this run lacks named
     for source in "ABCD":
         svg = (wf / f"results/figures/article_{source}.svg").read_text()
-        assert "run tiny" in svg and "run dev-2core-xeon" in svg, source
+        assert "run tiny" in svg and "run elsewhere" in svg, source
     assert "not run: no GPU" in (wf / "results/figures/article_C.svg").read_text()
 
 
@@ -401,7 +403,7 @@ def test_report_renders_figures_tables_and_claims(tiny_run):
     table = pd.read_csv(tiny_run / "results/claims.csv")
     for r in table.itertuples():
         assert f"<td>{r.claim_id} <tt" in landing, r.claim_id
-    assert "(this run)" in landing and landing.index("tiny") < landing.index("dev-2core-xeon")
+    assert "(this run)" in landing and landing.index("tiny") < landing.index("elsewhere")
     assert "1. The articles, redrawn" in html
 
 
@@ -444,18 +446,14 @@ def test_an_interrupted_run_resumes_with_only_the_missing_cells(tiny_run):
 
 
 def test_merged_runs_keep_their_label_and_device_model(tmp_path):
-    other = tmp_path / "other"
-    shutil.copytree(REFERENCE / "cpu/selu", other / "cpu/selu")
-    for path in other.rglob("*.json"):
-        record = json.loads(path.read_text())
-        record["provenance"]["config"]["run_label"] = "other-machine"
-        path.write_text(json.dumps(record))
+    other = run_elsewhere(tmp_path / "other", "other-machine", subdir="cpu/selu")
     files = [*layout.raw_files(REFERENCE), *layout.raw_files(other)]
     df = aggregate.measurements(files)
-    assert set(df["run_label"]) == {"dev-2core-xeon", "other-machine"}
+    assert set(df["run_label"]) == {"dev-2core-epyc", "other-machine"}
     assert df["device_label"].str.startswith("cpu (").all()
+    assert set(df[df["run_label"] == "other-machine"]["device_model"]) == {ELSEWHERE_CPU}
     sp = aggregate.speedups(df)
-    assert set(sp[sp["workload"] == "selu"]["run_label"]) == {"dev-2core-xeon", "other-machine"}
+    assert set(sp[sp["workload"] == "selu"]["run_label"]) == {"dev-2core-epyc", "other-machine"}
 
 
 @pytest.mark.parametrize(

@@ -17,6 +17,9 @@ rule claims:
         md="results/claims.md",
         # the verdict table the HTML report opens on (workflow/report/workflow.rst)
         rst="results/claims.rst",
+        # every part of every claim, judged: what the figures read
+        parts_csv="results/tables/claim_parts.csv",
+        parts_parquet="results/tables/claim_parts.parquet",
     log:
         "logs/claims.log",
     # runs where Snakemake runs, never as a cluster job

@@ -5,9 +5,9 @@ rule figure:
     input:
         "results/tables/measurements.parquet",
         processes="results/tables/processes.parquet",
-        claims=config["claims"],
+        # the claims as the claims stage judged them (never judged again here)
+        claim_parts="results/tables/claim_parts.parquet",
         articles=config["articles"],
-        studies=STUDIES,
     output:
         png=report(
             "results/figures/{name}.png",

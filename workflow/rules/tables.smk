@@ -5,8 +5,6 @@ rule tables:
     input:
         raw=RAW,
         merged=MERGED,
-        claims=config["claims"],
-        articles=config["articles"],
     output:
         csv=report(
             "results/tables/measurements.csv",

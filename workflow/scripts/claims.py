@@ -12,5 +12,7 @@ with job_log.logged(snakemake.log[0]):
         csv=snakemake.output.csv,
         markdown=snakemake.output.md,
         rst=snakemake.output.rst,
+        parts_csv=snakemake.output.parts_csv,
+        parts_parquet=snakemake.output.parts_parquet,
         this_run=snakemake.params.run_label,
     )

@@ -8,8 +8,7 @@ with job_log.logged(snakemake.log[0]):
         snakemake.wildcards.name,
         measurements=snakemake.input[0],
         processes=snakemake.input.processes,
-        claims_file=snakemake.input.claims,
+        claim_parts=snakemake.input.claim_parts,
         articles_file=snakemake.input.articles,
-        study_files=snakemake.input.studies,
         outputs=[snakemake.output.png, snakemake.output.svg],
     )

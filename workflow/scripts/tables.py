@@ -5,7 +5,5 @@ from blockbench.run import job_log, stages
 with job_log.logged(snakemake.log[0]):
     stages.build_tables(
         raw=[*snakemake.input.raw, *snakemake.input.merged],
-        claims_file=snakemake.input.claims,
-        articles_file=snakemake.input.articles,
         out=snakemake.output,
     )

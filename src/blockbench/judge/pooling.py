@@ -9,11 +9,14 @@ it. Runs on different hardware are never pooled: they stay side by side.
 
 import math
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from blockbench.judge.claim_rules import FAILS, HOLDS, decide
 from blockbench.judge.claims import NOT_RUN, PartResult, RunView, verdict
-from blockbench.judge.random_effects import pool
+from blockbench.judge.random_effects import Pooled, pool
+from blockbench.judge.scales import from_scale, scaled
 
 
 @dataclass(frozen=True)
@@ -23,6 +26,20 @@ class PooledPart:
     q: float = math.nan
     i2: float = math.nan
     tau: float = math.nan  # on the part's analysis scale
+
+
+def pool_values(runs: Sequence[tuple[Any, Any, Any, Any]], scale: str) -> Pooled | None:
+    """Runs' (value, low, high, df), each with its own t interval, pooled on the analysis
+    scale; the estimate and bounds come back on the natural scale. None where fewer than two
+    runs have a usable interval. The one place where runs are pooled: the claims, the article
+    figures and benchmarks/compare_runs.py all call it."""
+    points = [scaled(value, low, high, df, scale) for value, low, high, df in runs]
+    usable = [p for p in points if p is not None and p[1] > 0]
+    if len(usable) < 2:
+        return None
+    got = pool(*zip(*usable, strict=True))
+    back = {k: from_scale(getattr(got, k), scale) for k in ("estimate", "low", "high")}
+    return replace(got, **back)
 
 
 def pool_groups(views: list[RunView]) -> list[list[RunView]]:
@@ -58,12 +75,12 @@ def pool_part(parts: list[PartResult]) -> PooledPart:
             detail=f"worst of {len(measured)} runs",
         )
         return PooledPart(pooled, len(measured))
-    ses = [p.se for p in measured]
-    if any(se is None or se <= 0 for se in ses):
+    if any(p.se is None or p.se <= 0 for p in measured):
         note = "not pooled: a run has no usable interval"
         return PooledPart(replace(first, detail=note), len(measured))
-    got = pool([p.on_scale(p.measured) for p in measured], ses)
-    low, high = first.from_scale(got.low), first.from_scale(got.high)
+    got = pool_values([(p.measured, p.run_low, p.run_high, p.df) for p in measured], first.scale)
+    assert got is not None  # every run has a usable interval
+    low, high = got.low, got.high
     tau = math.sqrt(got.tau2)
     detail = (
         f"pooled over {got.runs} runs (random effects, modified Knapp-Hartung): "
@@ -71,7 +88,7 @@ def pool_part(parts: list[PartResult]) -> PooledPart:
     )
     pooled = replace(
         first,
-        measured=first.from_scale(got.estimate),
+        measured=got.estimate,
         ci_low=low,
         ci_high=high,
         run_low=None,

@@ -11,18 +11,11 @@ from typing import Any
 
 import pandas as pd
 
-from blockbench.judge.claims import (
-    PartResult,
-    RunView,
-    evaluate_part,
-    fmt,
-    part_ci,
-    value_ci,
-    verdict,
-    with_between,
-)
+from blockbench.judge.claims import PartResult, evaluate_part, verdict, with_between
 from blockbench.judge.pooling import PooledPart, pool_claim, pool_groups
+from blockbench.judge.run_view import RunView
 from blockbench.judge.studies import Kind, Study
+from blockbench.judge.wording import between_note, part_line, value_ci
 
 
 @dataclass(frozen=True)
@@ -33,21 +26,6 @@ class Pool:
     verdict: str
     reason: str
     runs: list[str]
-
-
-def between_note(view: RunView, parts: list[PartResult]) -> str:
-    """What a run's intervals cover, in the words claims.md and the report use ('' where
-    the claim has no interval in this run: a check, or nothing measured)."""
-    if all(p.run_low is None for p in parts):
-        return ""
-    if view.kind is None:
-        return "covers this run only: its cells do not name their machine"
-    if view.study is None:
-        return f"covers this run only: no between-run study for {view.kind.describe()}"
-    if not any(p.between is not None for p in parts):
-        return f"covers this run only: the study of {view.kind.describe()} lacks this claim"
-    runs = len(view.study.runs)
-    return f"includes between-run variance measured from {runs} runs on this kind of machine"
 
 
 def _judge_runs(
@@ -108,15 +86,6 @@ def _pooled_columns(pool: Pool | None, index: int = 0) -> dict[str, Any]:
     }
 
 
-def _part_line(p: PartResult) -> str:
-    return (
-        f"{p.name}: {part_ci(p) or '-'} vs article {fmt(p.article) or '-'}"
-        f" [{p.condition}] -> {p.outcome}"
-        + (f", {p.setup}" if p.setup else "")
-        + (f" ({p.detail})" if p.detail else "")
-    )
-
-
 def judge(
     cells: pd.DataFrame,
     processes: pd.DataFrame,
@@ -163,8 +132,8 @@ def judge(
                     "article_size": head.article_size,
                     "setup": head.setup,
                     "n_min": min((p.n_min for p in parts if p.n_min is not None), default=None),
-                    "parts": " | ".join(map(_part_line, parts)),
-                    "pooled_parts": " | ".join(_part_line(p.result) for p in pool.parts)
+                    "parts": " | ".join(map(part_line, parts)),
+                    "pooled_parts": " | ".join(part_line(p.result) for p in pool.parts)
                     if pool
                     else "",
                     "warnings": "; ".join(dict.fromkeys(w for p in parts for w in p.warnings)),
@@ -211,13 +180,19 @@ def judge(
     return table, pd.DataFrame(part_rows)
 
 
+def covers(a: Any, b: Any) -> bool | None:
+    """Whether measurement a's 95% CI holds b's value (None: a has no CI, b no value)."""
+    if pd.isna(a.ci_low) or pd.isna(a.ci_high) or pd.isna(b.measured):
+        return None
+    return bool(a.ci_low <= b.measured <= a.ci_high)
+
+
 def covers_each_other(a: Any, b: Any) -> bool | None:
     """Whether each of two measurements' 95% CIs holds the other's value (None: a CI is
     missing). Two runs of one setup that fail this differ by more than either run's CI
     says, so neither CI can be quoted as the uncertainty of the setup."""
-    if any(pd.isna(r.ci_low) or pd.isna(r.ci_high) for r in (a, b)):
-        return None
-    return bool(a.ci_low <= b.measured <= a.ci_high and b.ci_low <= a.measured <= b.ci_high)
+    both = (covers(a, b), covers(b, a))
+    return None if None in both else all(both)
 
 
 def disagreements(table: pd.DataFrame) -> pd.Series:

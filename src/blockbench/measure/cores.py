@@ -70,8 +70,9 @@ def separate_measuring_thread(
 ) -> dict[str, object]:
     """Move the measuring (Python) thread of a JAX cell to a spare core outside the cell's,
     where the job has one, so that XLA's pool computes on the cell's cores with nothing
-    else on them and never preempts the thread that times the next dispatch (MEASURING.md,
-    trap 17). The pool keeps its cores, so NumPy and XLA still compute on the same number.
+    else on them and never preempts the thread that times the next dispatch
+    (docs/measuring-traps.md). The pool keeps its cores, so NumPy and XLA still compute on
+    the same number.
     Called once the backend has started its threads: they keep the affinity they were born
     with, and `sched_setaffinity(0)` moves the calling thread alone. Returns what was done."""
     if not spare_cores or not hasattr(os, "sched_setaffinity"):

@@ -12,7 +12,7 @@ sampler reads, from the kernel's per-thread scheduler statistics (nanoseconds,
 A sample is *disturbed from outside* when another process ran on the cell's cores for more
 than a sliver of it, and *disturbed from inside* when, with no such neighbour, the measuring
 thread still waited for a CPU: its own pool threads held the cores (on few cores, XLA's pool
-preempts the Python thread that dispatches the next call; MEASURING.md, traps 16 and 17).
+preempts the Python thread that dispatches the next call; docs/measuring-traps.md).
 Where the kernel does not expose these files (not Linux, no CONFIG_SCHED_INFO) the probe
 reports nothing and every sample counts as undisturbed, which the record says.
 """

@@ -55,8 +55,17 @@ def _safe(probe: Any, *args: Any) -> Any:
         return {"unavailable": f"{type(exc).__name__}: {exc}"}
 
 
+# Tests only: the CPU model this host claims to be, so that the suite runs as an Intel, an
+# AMD and an unknown machine alike; every record says it was faked (`host.cpu_model_faked`).
+FAKE_CPU_MODEL = "BLOCKBENCH_FAKE_CPU_MODEL"
+
+
 def cpu_model() -> str:
     """CPU brand string: /proc/cpuinfo where it exists (instant), py-cpuinfo elsewhere (~1 s)."""
+    return os.environ.get(FAKE_CPU_MODEL) or read_cpu_model()
+
+
+def read_cpu_model() -> str:
     cpuinfo_path = Path("/proc/cpuinfo")
     if cpuinfo_path.exists():
         for line in cpuinfo_path.read_text().splitlines():
@@ -79,6 +88,7 @@ def host() -> dict[str, Any]:
         "os": platform.platform(),
         "machine": platform.machine(),
         "cpu_model": _safe(cpu_model),
+        **({"cpu_model_faked": True} if os.environ.get(FAKE_CPU_MODEL) else {}),
         "cpu_count_logical": psutil.cpu_count(logical=True),
         "cpu_count_physical": psutil.cpu_count(logical=False),
         "cpu_affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,

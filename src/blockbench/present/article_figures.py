@@ -15,17 +15,27 @@ from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
-import pandas as pd
 import seaborn as sns
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FormatStrFormatter, NullFormatter
 from matplotlib.transforms import blended_transform_factory
 
 from blockbench.judge import resampling
+from blockbench.judge.article_points import (
+    Point,
+    Row,
+    add_pooled,
+    machine,
+    not_run,
+    pooled_label,
+    ratio_point,
+    term_of,
+    time_point,
+)
 from blockbench.judge.articles import Articles, Figure, Source
-from blockbench.judge.claims import Missing, RunView, choose_size, growth_fit, ratio_at, scaled
+from blockbench.judge.claims import growth_fit
 from blockbench.judge.pooling import pool_groups
-from blockbench.judge.random_effects import pool
+from blockbench.judge.run_view import Missing, RunView
 from blockbench.records.spec import PHASE_WORDS
 
 ARTICLE_COLOR = "0.2"
@@ -51,113 +61,6 @@ B_TESTS = {
     "E": ("gpu", "jax"),
 }
 B_WORDS = {"numpy": "np.dot", "jax": "jnp.dot, JAX data", "jax_numpy_input": "jnp.dot, NumPy data"}
-
-
-@dataclass(frozen=True)
-class Point:
-    """One run's value for one row, with its 95% CI, or why it has none."""
-
-    value: float | None = None
-    low: float | None = None
-    high: float | None = None
-    note: str = ""  # "at 2000 (article 5000)", or "not run: no GPU"
-    df: float = math.inf  # degrees of freedom of the CI (processes - 1)
-
-
-@dataclass(frozen=True)
-class Row:
-    label: str
-    article: float | None
-    article_note: str  # shown where the article printed words, not a number
-    points: dict[str, Point]  # run label -> its point
-
-
-def _term(cell: dict[str, Any]) -> dict[str, Any]:
-    return {k: cell[k] for k in ("device", "workload", "impl")} | {
-        "phase": cell.get("phase", "steady")
-    }
-
-
-def not_run(view: RunView, term: dict[str, Any]) -> str:
-    """The short reason a figure shows for a case this run lacks."""
-    device = term["device"].upper()
-    if term["device"] not in view.devices:
-        return f"not run: no {device} in this run"
-    on_device = view.df[view.df["device"] == term["device"]]
-    if not (on_device["status"] == "ok").any() and (on_device["status"] == "unavailable").any():
-        return f"not run: no {device}"
-    bad = on_device[
-        (on_device["workload"] == term["workload"])
-        & (on_device["impl"] == term["impl"])
-        & (on_device["status"] != "ok")
-    ]
-    return f"not run: {bad['status'].iloc[0]}" if not bad.empty else "not run: not in the grid"
-
-
-def _at(size: int, article_size: int) -> str:
-    return "" if size == article_size else f"at {size:,} (article {article_size:,})"
-
-
-def time_point(view: RunView, cell: dict[str, Any]) -> Point:
-    """A cell's time at the article's size, else at the largest size measured."""
-    term = _term(cell)
-    try:
-        size = choose_size(view, [term], cell["size"])
-    except Missing:
-        return Point(note=not_run(view, term))
-    value, reps = view.replicates([term], size)
-    low, high = resampling.interval(reps)
-    return Point(value, low, high, _at(size, cell["size"]), view.process_df([term], size))
-
-
-def ratio_point(view: RunView, num: dict[str, Any], den: dict[str, Any]) -> Point:
-    """num / den at the article's size (else the largest both measured), with its CI."""
-    terms = [_term(num), _term(den)]
-    try:
-        size = choose_size(view, terms, num["size"])
-        got = ratio_at(view, {"num": terms[0], "den": terms[1]}, size)
-    except Missing:
-        missing = [t for t in terms if not view.sizes_ok(t)] or terms
-        return Point(note=not_run(view, missing[-1]))
-    low, high = resampling.interval(got.replicates)
-    return Point(got.value, low, high, _at(size, num["size"]), got.df)
-
-
-def pooled_point(points: list[Point]) -> Point:
-    """Runs' points of one row pooled on the log scale (random effects, modified
-    Knapp-Hartung); only where at least two runs measured it at the same size."""
-    got = [p for p in points if p.value is not None and p.low is not None and p.low > 0]
-    if not got:
-        return Point()  # no run measured it: each run's row already says why
-    if len(got) < 2 or len({p.note for p in got}) > 1:
-        return Point(note="not pooled")
-    r = pool(*zip(*(scaled(p.value, p.low, p.high, p.df, "log") for p in got), strict=True))
-    return Point(math.exp(r.estimate), math.exp(r.low), math.exp(r.high), got[0].note)
-
-
-def pooled_label(members: list[RunView]) -> str:
-    return "pooled: " + ", ".join(v.run_label for v in members)
-
-
-def add_pooled(rows: list[Row], views: list[RunView]) -> None:
-    """Each group of runs on the same hardware as one more series of every row."""
-    for members in pool_groups(views):
-        for row in rows:
-            mine = [row.points[v.run_label] for v in members if v.run_label in row.points]
-            row.points[pooled_label(members)] = pooled_point(mine)
-
-
-def machine(view: RunView) -> str:
-    """What a run measured on, in the words of its own provenance."""
-    ok = view.df[view.df["status"] == "ok"]
-    parts = []
-    for device, g in ok.groupby("device"):
-        model = str(g["device_model"].iloc[0]).replace("(R)", "").replace("(TM)", "")
-        cores = g["cores"].dropna() if "cores" in g else pd.Series(dtype=float)
-        if device == "cpu" and not cores.empty:
-            model += f", {int(cores.max())} cores"
-        parts.append(" ".join(model.split()))
-    return f"run {view.run_label}: " + (" + ".join(parts) or "nothing measured")
 
 
 def _series_colors(views: list[RunView]) -> dict[str, Any]:
@@ -404,7 +307,7 @@ def _compile_growth(
 ) -> list[tuple[Line2D, str]]:
     """jit(loop)'s compile time against its scalar updates, each run fitted as a power law;
     the article printed words only, drawn as a slope-2 guide through the data."""
-    term = _term(exponent.of)
+    term = term_of(exponent.of)
     anchors, fits = [], []
     for i, view in enumerate(views):
         color = colors[view.run_label]

@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from blockbench.judge.claims import fmt, value_ci
+from blockbench.judge.wording import fmt, value_ci
 
 LEGEND = (
     "Every value is shown with its 95% confidence interval (a bootstrap over the worker "

@@ -5,9 +5,8 @@ span decades (microsecond dispatches, second-long compiles), so time axes are lo
 """
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import matplotlib
 
@@ -17,10 +16,10 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.ticker import LogFormatter, NullFormatter
 
-from blockbench.judge import aggregate, claim_rules, claims, verdicts
+from blockbench.judge import aggregate
 from blockbench.judge.articles import Articles
 from blockbench.judge.articles import load as load_articles
-from blockbench.judge.studies import Kind, Study, read_studies
+from blockbench.judge.run_view import RunView
 from blockbench.present import article_figures
 from blockbench.records.spec import PHASE_WORDS, PHASES
 from blockbench.workloads.registry import WORKLOADS
@@ -33,13 +32,13 @@ PHASE_COLORS = dict(
 
 @dataclass(frozen=True)
 class Tables:
-    """What a figure is drawn from: the cell and process tables and the claims."""
+    """What a figure is drawn from: the cell and process tables, the claims' parts as the
+    claims stage judged them, and the articles' numbers."""
 
     cells: pd.DataFrame
     processes: pd.DataFrame
-    claims: list[dict[str, Any]]
+    claim_parts: pd.DataFrame
     articles: Articles
-    studies: dict[Kind, Study] = field(default_factory=dict)  # between-run, by machine kind
 
 
 # Okabe-Ito colours (safe for colour-blind readers); indicative outcomes are lighter.
@@ -201,7 +200,7 @@ def phases(t: Tables) -> plt.Figure:
 
 def claims_figure(t: Tables) -> plt.Figure:
     """Article ratio against measured ratio; on the diagonal the article is matched exactly."""
-    parts = verdicts.judge(t.cells, t.processes, t.claims, t.studies)[1]
+    parts = t.claim_parts
     parts = parts[parts["measured"].notna() & parts["article"].notna() & (parts["kind"] == "ratio")]
     fig, ax = plt.subplots(figsize=(6.5, 6))
     if parts.empty:
@@ -257,7 +256,7 @@ def claims_figure(t: Tables) -> plt.Figure:
 
 FIGURES: dict[str, Callable[[Tables], plt.Figure]] = {
     **{
-        name: lambda t, f=f: f(t.articles, claims.RunView.each(t.cells, t.processes))
+        name: lambda t, f=f: f(t.articles, RunView.each(t.cells, t.processes))
         for name, f in article_figures.ARTICLE_FIGURES.items()
     },
     "time_vs_size": time_vs_size,
@@ -272,21 +271,18 @@ def draw(
     name: str,
     measurements: str | Path,
     processes: str | Path,
-    claims_file: str | Path,
+    claim_parts: str | Path,
     articles_file: str | Path,
     outputs: Sequence[str | Path],
-    study_files: Sequence[str | Path] = (),
 ) -> None:
     sns.set_theme(style="whitegrid", context="paper")
     plt.rcParams["svg.fonttype"] = "none"  # text stays text: searchable, editable in a paper
     plt.rcParams["svg.hashsalt"] = name  # the same figure of the same data: the same file
-    published = load_articles(articles_file)
     tables = Tables(
         pd.read_parquet(measurements),
         pd.read_parquet(processes),
-        claim_rules.load(claims_file, published),
-        published,
-        read_studies(study_files),
+        pd.read_parquet(claim_parts),
+        load_articles(articles_file),
     )
     fig = FIGURES[name](tables)
     for out in outputs:

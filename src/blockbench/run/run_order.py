@@ -7,7 +7,7 @@ by each other form a *block*; in each of `repeats` rounds, process r of every ce
 block runs back to back with the others, in a random order, and the blocks and the lone
 cells of a round are shuffled too (randomized multiple interleaved trials). A block's
 rounds are spread over the whole run, and a ratio is taken within each round first, then
-over rounds (claims.RunView.paired_ratio), so what one minute of the machine does to both
+over rounds (judge.run_view.RunView.paired_ratio), so what one minute of the machine does to both
 cells cancels.
 
 The order is a pure function of the plan, the claims and the seed: the same grid is measured

@@ -1,4 +1,4 @@
-"""Keep Snakemake itself off the CPU while a cell measures (MEASURING.md, trap 16).
+"""Keep Snakemake itself off the CPU while a cell measures (docs/measuring-traps.md).
 
 Snakemake 9's job scheduler ends every scheduling round with a `threading.Timer` that
 wakes the loop again one rate-limit timespan later (`_schedule_reevalutation`), and each

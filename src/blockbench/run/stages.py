@@ -6,7 +6,7 @@ from typing import Any
 
 import pandas as pd
 
-from blockbench.judge import articles, claim_rules, claims, verdicts
+from blockbench.judge import articles, claim_rules, verdicts, wording
 from blockbench.judge.aggregate import CELL, cells, processes, speedups, write_table
 from blockbench.judge.studies import read_studies
 from blockbench.present import claims_report
@@ -38,11 +38,10 @@ def read_claims(claims_file: str | Path, articles_file: str | Path) -> list[dict
     return claim_rules.load(claims_file, articles.load(articles_file))
 
 
-def build_tables(
-    raw: list[str], claims_file: str | Path, articles_file: str | Path, out: Any
-) -> pd.DataFrame:
+def build_tables(raw: list[str], out: Any) -> pd.DataFrame:
     """Processes (one row per worker process and phase, raw samples in the Parquet file),
-    cells (CSV, Parquet, Markdown) and speedups with every claim part and its CI."""
+    cells (CSV, Parquet, Markdown) and each cell's speedup over its workload's baseline.
+    Claims are judged once, by the claims stage, which writes their parts' table."""
     proc = processes(Path(p) for p in raw)
     proc.to_parquet(out.processes, index=False)
     write_table(proc.drop(columns=["samples_s"]), Path(out.processes_csv))
@@ -50,12 +49,7 @@ def build_tables(
     write_table(df, Path(out.csv))
     df.to_parquet(out.parquet, index=False)
     Path(out.md).write_text(df[READABLE].to_markdown(index=False, floatfmt=".4g") + "\n")
-    # each run's own intervals: the claims stage adds the between-run term and pools
-    ratios = verdicts.judge(df, proc, read_claims(claims_file, articles_file))[1]
-    table = pd.concat(
-        [speedups(df).assign(kind="baseline"), ratios.assign(kind="claim")], ignore_index=True
-    )
-    write_table(table, Path(out.speedups), Path(out.speedups_md))
+    write_table(speedups(df), Path(out.speedups), Path(out.speedups_md))
     return df
 
 
@@ -67,20 +61,26 @@ def build_claims(
     csv: str | Path,
     markdown: str | Path,
     rst: str | Path,
+    parts_csv: str | Path,
+    parts_parquet: str | Path,
     this_run: str = "",
     study_files: Sequence[str | Path] = (),
 ) -> pd.DataFrame:
-    """Verdicts as CSV, as the Markdown report, and as the table the HTML report opens on."""
+    """The one place claims are judged: verdicts as CSV, as the Markdown report and as the
+    table the HTML report opens on, and every part of every claim (each run's own interval,
+    the judged one, the pooled one) as the table the figures read."""
     claim_list = read_claims(claims_file, articles_file)
     df, proc = pd.read_parquet(measurements_file), pd.read_parquet(processes_file)
     table, parts = verdicts.judge(df, proc, claim_list, read_studies(study_files))
     write_table(table, Path(csv))
+    write_table(parts, Path(parts_csv))
+    parts.to_parquet(parts_parquet, index=False)
     Path(markdown).write_text(claims_report.to_markdown(table, parts, claim_list))
     Path(rst).write_text(claims_report.to_rst(table, first=this_run))
     for r in table.itertuples():
         print(
             f"{r.run_label} {r.claim_id}: {r.verdict} "
-            f"(measured {claims.value_ci(r.measured, r.ci_low, r.ci_high) or '-'}, "
-            f"article {claims.fmt(r.article) or '-'})"
+            f"(measured {wording.value_ci(r.measured, r.ci_low, r.ci_high) or '-'}, "
+            f"article {wording.fmt(r.article) or '-'})"
         )
     return table

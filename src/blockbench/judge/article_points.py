@@ -1,0 +1,125 @@
+"""The values an article figure shows: each run's time or ratio for one of the article's
+cases, with its 95% CI, or why it has none, and runs of one kind of machine pooled.
+
+Computed here, in the judging layer, from the tables the claims are judged on, and drawn by
+blockbench.present.article_figures, which computes nothing itself.
+"""
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from blockbench.judge import resampling
+from blockbench.judge.pooling import pool_groups, pool_values
+from blockbench.judge.run_view import Missing, RunView, choose_size, ratio_at
+
+
+@dataclass(frozen=True)
+class Point:
+    """One run's value for one row, with its 95% CI, or why it has none."""
+
+    value: float | None = None
+    low: float | None = None
+    high: float | None = None
+    note: str = ""  # "at 2000 (article 5000)", or "not run: no GPU"
+    df: float = math.inf  # degrees of freedom of the CI (processes - 1)
+
+
+@dataclass(frozen=True)
+class Row:
+    label: str
+    article: float | None
+    article_note: str  # shown where the article printed words, not a number
+    points: dict[str, Point]  # run label -> its point
+
+
+def term_of(cell: dict[str, Any]) -> dict[str, Any]:
+    return {k: cell[k] for k in ("device", "workload", "impl")} | {
+        "phase": cell.get("phase", "steady")
+    }
+
+
+def not_run(view: RunView, term: dict[str, Any]) -> str:
+    """The short reason a figure shows for a case this run lacks."""
+    device = term["device"].upper()
+    if term["device"] not in view.devices:
+        return f"not run: no {device} in this run"
+    on_device = view.df[view.df["device"] == term["device"]]
+    if not (on_device["status"] == "ok").any() and (on_device["status"] == "unavailable").any():
+        return f"not run: no {device}"
+    bad = on_device[
+        (on_device["workload"] == term["workload"])
+        & (on_device["impl"] == term["impl"])
+        & (on_device["status"] != "ok")
+    ]
+    return f"not run: {bad['status'].iloc[0]}" if not bad.empty else "not run: not in the grid"
+
+
+def _at(size: int, article_size: int) -> str:
+    return "" if size == article_size else f"at {size:,} (article {article_size:,})"
+
+
+def time_point(view: RunView, cell: dict[str, Any]) -> Point:
+    """A cell's time at the article's size, else at the largest size measured."""
+    term = term_of(cell)
+    try:
+        size = choose_size(view, [term], cell["size"])
+    except Missing:
+        return Point(note=not_run(view, term))
+    value, reps = view.replicates([term], size)
+    low, high = resampling.interval(reps)
+    return Point(value, low, high, _at(size, cell["size"]), view.process_df([term], size))
+
+
+def ratio_point(view: RunView, num: dict[str, Any], den: dict[str, Any]) -> Point:
+    """num / den at the article's size (else the largest both measured), with its CI."""
+    terms = [term_of(num), term_of(den)]
+    try:
+        size = choose_size(view, terms, num["size"])
+        got = ratio_at(view, {"num": terms[0], "den": terms[1]}, size)
+    except Missing:
+        missing = [t for t in terms if not view.sizes_ok(t)] or terms
+        return Point(note=not_run(view, missing[-1]))
+    low, high = resampling.interval(got.replicates)
+    return Point(got.value, low, high, _at(size, num["size"]), got.df)
+
+
+def pooled_point(points: list[Point]) -> Point:
+    """Runs' points of one row pooled on the log scale (blockbench.judge.pooling); only
+    where at least two runs measured it at the same size."""
+    got = [p for p in points if p.value is not None and p.low is not None and p.low > 0]
+    if not got:
+        return Point()  # no run measured it: each run's row already says why
+    pooled = None
+    if len({p.note for p in got}) == 1:
+        pooled = pool_values([(p.value, p.low, p.high, p.df) for p in got], "log")
+    if pooled is None:
+        return Point(note="not pooled")
+    return Point(pooled.estimate, pooled.low, pooled.high, got[0].note)
+
+
+def pooled_label(members: list[RunView]) -> str:
+    return "pooled: " + ", ".join(v.run_label for v in members)
+
+
+def add_pooled(rows: list[Row], views: list[RunView]) -> None:
+    """Each group of runs on the same hardware as one more series of every row."""
+    for members in pool_groups(views):
+        for row in rows:
+            mine = [row.points[v.run_label] for v in members if v.run_label in row.points]
+            row.points[pooled_label(members)] = pooled_point(mine)
+
+
+def machine(view: RunView) -> str:
+    """What a run measured on, in the words of its own provenance."""
+    ok = view.df[view.df["status"] == "ok"]
+    parts = []
+    for device, g in ok.groupby("device"):
+        model = str(g["device_model"].iloc[0]).replace("(R)", "").replace("(TM)", "")
+        cores = g["cores"].dropna() if "cores" in g else pd.Series(dtype=float)
+        if device == "cpu" and not cores.empty:
+            model += f", {int(cores.max())} cores"
+        parts.append(" ".join(model.split()))
+    return f"run {view.run_label}: " + (" + ".join(parts) or "nothing measured")

@@ -1,0 +1,62 @@
+"""The words of a judgment: values with their intervals, and why a part or a claim is
+undecided, as the claims table, the report and the figures print them."""
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+if TYPE_CHECKING:
+    from blockbench.judge.claims import PartResult
+    from blockbench.judge.run_view import RunView
+
+
+def part_ci(p: "PartResult") -> str:
+    return value_ci(p.measured, p.ci_low, p.ci_high)
+
+
+def undecided(p: "PartResult") -> str:
+    if p.indicative:
+        return f"{p.name} {p.outcome} but was {p.setup}: indicative only"
+    return f"{p.name}: its 95% CI {part_ci(p)} straddles the rule {p.condition}"
+
+
+def fmt(x: float | None) -> str:
+    return "" if x is None or not math.isfinite(x) else f"{x:.3g}"
+
+
+def value_ci(value: Any, low: Any, high: Any) -> str:
+    """`2.1 [1.44, 3.26]`, the value alone where it has no CI, '' where nothing."""
+    if _missing(value):
+        return ""
+    if _missing(low):
+        return fmt(value)
+    return f"{fmt(value)} [{fmt(low)}, {fmt(high)}]"
+
+
+def _missing(x: Any) -> bool:
+    return x is None or (isinstance(x, float) and pd.isna(x))
+
+
+def between_note(view: "RunView", parts: "list[PartResult]") -> str:
+    """What a run's intervals cover, in the words claims.md and the report use ('' where
+    the claim has no interval in this run: a check, or nothing measured)."""
+    if all(p.run_low is None for p in parts):
+        return ""
+    if view.kind is None:
+        return "covers this run only: its cells do not name their machine"
+    if view.study is None:
+        return f"covers this run only: no between-run study for {view.kind.describe()}"
+    if not any(p.between is not None for p in parts):
+        return f"covers this run only: the study of {view.kind.describe()} lacks this claim"
+    runs = len(view.study.runs)
+    return f"includes between-run variance measured from {runs} runs on this kind of machine"
+
+
+def part_line(p: "PartResult") -> str:
+    return (
+        f"{p.name}: {part_ci(p) or '-'} vs article {fmt(p.article) or '-'}"
+        f" [{p.condition}] -> {p.outcome}"
+        + (f", {p.setup}" if p.setup else "")
+        + (f" ({p.detail})" if p.detail else "")
+    )
