@@ -25,6 +25,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A SLURM test starts a cluster (minutes): it is slow too, out of the development tier."""
+    for item in items:
+        if item.get_closest_marker("slurm"):
+            item.add_marker(pytest.mark.slow)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Set before any test runs, so that every process the suite starts inherits it."""
     fake = config.getoption("--fake-cpu-model")

@@ -132,6 +132,7 @@ def test_a_host_workflow_runs_the_tiny_grid_through_the_readmes_module_lines(tmp
     assert not (checkout / ".snakemake").exists()
 
 
+@pytest.mark.slow
 def test_the_module_block_snakedeploy_writes_plans_the_same_grid(tmp_path):
     """snakedeploy copies config/ and profiles/ and writes workflow/Snakefile with a module
     that shares the host's config and keeps the rule names; nested --config values are

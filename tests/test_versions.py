@@ -56,6 +56,7 @@ def test_a_release_pypi_lacks_is_refused_naming_key_and_value(monkeypatch, tmp_p
     versions.check({"jax_versions": ["0.4.14"]}, tmp_path)
 
 
+@pytest.mark.slow
 def test_the_default_run_asks_no_index_and_plans_no_environment(monkeypatch, tmp_path):
     def offline(package: str) -> tuple[str, ...]:
         raise AssertionError("the default run must not ask the package index")
@@ -67,6 +68,7 @@ def test_the_default_run_asks_no_index_and_plans_no_environment(monkeypatch, tmp
     assert "results/raw/local/cpu/" in dry and "+jax-" not in dry
 
 
+@pytest.mark.slow
 def test_a_release_with_no_wheel_stops_the_run_before_any_job(tmp_path):
     run = snakemake(workflow_copy(tmp_path), "-n", "--config", "jax_versions=['0.4.14']")
     assert run.returncode != 0

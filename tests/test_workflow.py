@@ -35,6 +35,7 @@ def snakemake(cwd: Path, *args: str, timeout: int = 900) -> subprocess.Completed
     )
 
 
+@pytest.mark.slow
 def test_default_config_passes_schema_and_dry_run(tmp_path):
     wf = workflow_copy(tmp_path)
     run = snakemake(wf, "-n", "--cores", "4")
@@ -42,11 +43,13 @@ def test_default_config_passes_schema_and_dry_run(tmp_path):
     assert "measure" in run.stdout and "claims" in run.stdout
 
 
+@pytest.mark.slow
 def test_lint_is_clean_and_every_rule_has_a_log(tmp_path):
     run = snakemake(workflow_copy(tmp_path), "--lint")
     assert run.returncode == 0, run.stdout + run.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("override", "named"),
     [
@@ -108,6 +111,7 @@ def test_grid_adds_the_articles_sizes_only_with_an_accelerator():
     assert not any(c.device == "gpu" and c.impl == "numpy" for c in cells)
 
 
+@pytest.mark.slow
 def test_a_users_workloads_replace_the_default_grid(tmp_path):
     wf = workflow_copy(
         tmp_path,
@@ -132,6 +136,7 @@ def test_command_line_values_are_typed_as_a_file_would_type_them():
     }
 
 
+@pytest.mark.slow
 def test_a_grid_given_on_the_command_line_runs_as_the_same_grid_in_a_file(tmp_path):
     """Snakemake hands nested --config values over as strings ('8'); they are typed."""
     wf = workflow_copy(tmp_path)
@@ -146,6 +151,7 @@ def test_a_grid_given_on_the_command_line_runs_as_the_same_grid_in_a_file(tmp_pa
     assert "results/raw/local/cpu/stencil/loop/8/0.json" in run.stdout
 
 
+@pytest.mark.slow
 def test_the_paper_config_lists_every_article_setup(tmp_path):
     run = snakemake(workflow_copy(tmp_path), "-n", "--configfile", "config/paper.yaml")
     assert run.returncode == 0, run.stderr[-2000:]
@@ -456,6 +462,7 @@ def test_merged_runs_keep_their_label_and_device_model(tmp_path):
     assert set(sp[sp["workload"] == "selu"]["run_label"]) == {"dev-2core-epyc", "other-machine"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("content", "reason"),
     [("{not json", "not a readable JSON file"), ('{"schema_version": 3}', "schema")],
@@ -480,6 +487,7 @@ def test_a_bad_merged_file_stops_tables_with_one_line_naming_it(tmp_path, conten
     assert log.startswith(line) and reason in log and "Traceback" not in log
 
 
+@pytest.mark.slow
 def test_a_merge_folder_without_measurements_is_refused_before_any_job(tmp_path):
     wf = workflow_copy(tmp_path, {"merge": ["old-run"]})
     (wf / "old-run/cpu/selu/numpy").mkdir(parents=True)
@@ -494,3 +502,95 @@ def test_two_files_for_one_cell_are_refused(tmp_path):
     shutil.copytree(REFERENCE / "cpu/selu", twin / "cpu/selu")
     with pytest.raises(ValueError, match="give each merged run its own run_label"):
         aggregate.measurements([*layout.raw_files(REFERENCE), *layout.raw_files(twin)])
+
+
+SOFTMAX = '''"""Softmax of a float32 vector: a workload of a user's own."""
+
+from typing import Any
+
+import numpy as np
+
+from blockbench.workloads.checks import max_rel_err
+from blockbench.workloads.declare import CPU_ONLY, Impl, Workload, deferred
+
+jnp = deferred("jax.numpy")
+
+
+def make_inputs(size: int, rng: np.random.Generator) -> tuple[np.ndarray]:
+    return (rng.standard_normal(size, dtype=np.float32),)
+
+
+def check(inputs: tuple[np.ndarray], out: object) -> float:
+    x = inputs[0].astype(np.float64)
+    e = np.exp(x - x.max())
+    return max_rel_err(out, e / e.sum())
+
+
+def numpy_softmax(x: np.ndarray) -> np.ndarray:
+    e = np.exp(x - x.max())
+    return e / e.sum()
+
+
+def jax_softmax(x: Any) -> Any:
+    e = jnp.exp(x - x.max())
+    return e / e.sum()
+
+
+WORKLOADS = (
+    Workload(
+        "softmax",
+        "vector length",
+        make_inputs,
+        check,
+        tolerance=1e-5,
+        work=float,
+        baseline="numpy",
+        impls=(
+            Impl("numpy", "numpy", numpy_softmax, CPU_ONLY),
+            Impl("jax_jit", "jit", jax_softmax),
+        ),
+    ),
+)
+'''
+MY_CLAIM = {
+    "id": "S1",
+    "slug": "softmax-jit-vs-numpy",
+    "source": "a claim of our own",
+    "statement": "jit softmax is within 100x of NumPy's either way",
+    "parts": [
+        {
+            "name": "NumPy / jit",
+            "num": {"device": "cpu", "workload": "softmax", "impl": "numpy"},
+            "den": {"device": "cpu", "workload": "softmax", "impl": "jax_jit"},
+            "size": 10000,
+            "holds_if": "between 0.01 and 100",
+            "why": "the two are of one order of magnitude or two",
+            "code": "softmax(x_np)  /  jit(softmax)(x).block_until_ready()",
+        }
+    ],
+}
+
+
+@pytest.mark.slow
+def test_a_new_workload_and_its_claim_are_one_module_and_one_entry_end_to_end(tmp_path):
+    """A workload module dropped into blockbench.workloads and one claims entry: the config
+    check knows the name, the cells are measured and the claim gets a verdict."""
+    config = {
+        "run_label": "mine",
+        "workloads": [{"name": "softmax", "impls": ["numpy", "jax_jit"], "sizes": [10000]}],
+        "claims": "my_claims.yaml",
+        "sampling": {"min_samples": 3, "min_time_s": 0.0, "max_time_s": 0.05},
+        "repeats": 2,
+    }
+    wf = workflow_copy(tmp_path, config)
+    shutil.copytree(ROOT / "src", wf / "src", ignore=shutil.ignore_patterns("__pycache__"))
+    (wf / "src/blockbench/workloads/softmax.py").write_text(SOFTMAX)
+    (wf / "my_claims.yaml").write_text(yaml.safe_dump([MY_CLAIM], sort_keys=False))
+    run = snakemake(wf, "results/claims.csv", "--cores", "2", "--configfile", "tiny.yaml")
+    assert run.returncode == 0, run.stderr[-3000:]
+    table = pd.read_csv(wf / "results/claims.csv")
+    assert list(table["claim_id"]) == ["S1"]
+    assert table["verdict"].iloc[0] == "reproduced", table.iloc[0].to_dict()
+    assert table["measured"].iloc[0] > 0
+    records = [json.loads(p.read_text()) for p in (wf / "results/raw/mine").rglob("*.json")]
+    assert len(records) == 4 and all(r["status"] == "ok" for r in records)
