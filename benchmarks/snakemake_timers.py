@@ -15,12 +15,13 @@ otherwise: the Snakefile below is the whole reproduction.
 """
 
 import argparse
-import os
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+import psutil
 
 SNAKEFILE = """\
 {patch}
@@ -46,15 +47,12 @@ PATCH = (
 def cpu_and_threads(pid: int) -> tuple[float, int] | None:
     """(seconds of CPU of the process and its reaped children, threads), or None once gone."""
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
+        proc = psutil.Process(pid)
+        with proc.oneshot():
+            t, threads = proc.cpu_times(), proc.num_threads()
+    except psutil.Error:
         return None
-    ticks = sum(int(x) for x in fields[11:15])  # utime, stime, cutime, cstime
-    threads = int(
-        next(line.split()[1] for line in status.splitlines() if line.startswith("Threads:"))
-    )
-    return ticks / os.sysconf("SC_CLK_TCK"), threads
+    return t.user + t.system + t.children_user + t.children_system, threads
 
 
 def main() -> None:

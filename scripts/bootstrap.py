@@ -6,7 +6,8 @@
 
 Needs only Python 3.11+ (standard library) and network access to PyPI. It creates `.venv/`
 beside this repository, installs the pinned versions of requirements.lock and the project,
-and reinstalls only when the lock file or pyproject.toml changed.
+and, when the lock file or pyproject.toml changed, makes `.venv/` anew: installing a new
+lock over an old environment would leave the packages the lock dropped in place.
 """
 
 import hashlib
@@ -22,6 +23,7 @@ BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / "python"
 STAMP = VENV / ".blockbench-installed"
 INPUTS = (ROOT / "requirements.lock", ROOT / "pyproject.toml")
+PIP = "26.3"  # the installer itself is pinned too: its resolver and output change by release
 
 
 def say(message: str) -> None:
@@ -32,14 +34,20 @@ def run(*cmd: str | Path, env: dict[str, str] | None = None) -> int:
     return subprocess.call([str(c) for c in cmd], cwd=ROOT, env=env)
 
 
+def digest() -> str:
+    return hashlib.sha256(b"".join(p.read_bytes() for p in INPUTS)).hexdigest()
+
+
 def create_venv() -> None:
-    """A venv with pip; where the OS split ensurepip out (Debian without python3-venv),
-    make it without pip and install pip into it with the system's pip."""
-    if PYTHON.exists():
+    """A venv with pip, made anew where it was made from another lock; where the OS split
+    ensurepip out (Debian without python3-venv), make it without pip and install pip into it
+    with the system's pip."""
+    stale = STAMP.exists() and STAMP.read_text() != digest()
+    if PYTHON.exists() and not stale:
         return
-    say(f"creating {VENV}")
+    say(f"{'re-creating' if stale else 'creating'} {VENV}")
     try:
-        venv.create(VENV, with_pip=True)
+        venv.create(VENV, with_pip=True, clear=True)
     except (subprocess.CalledProcessError, OSError) as exc:
         say(f"venv with pip failed ({exc}); creating it without pip")
         venv.create(VENV, with_pip=False, clear=True)
@@ -48,19 +56,19 @@ def create_venv() -> None:
 
 
 def install() -> None:
-    digest = hashlib.sha256(b"".join(p.read_bytes() for p in INPUTS)).hexdigest()
-    if STAMP.exists() and STAMP.read_text() == digest:
+    wanted = digest()
+    if STAMP.exists() and STAMP.read_text() == wanted:
         return
     say("installing pinned packages (requirements.lock) and blockbench")
     steps = (
-        (PYTHON, "-m", "pip", "install", "--quiet", "--upgrade", "pip"),
+        (PYTHON, "-m", "pip", "install", "--quiet", f"pip=={PIP}"),
         (PYTHON, "-m", "pip", "install", "--quiet", "-r", ROOT / "requirements.lock"),
         (PYTHON, "-m", "pip", "install", "--quiet", "--no-deps", "-e", ROOT),
     )
     for step in steps:
         if run(*step) != 0:
             sys.exit(f"[bootstrap] failed: {' '.join(map(str, step))}")
-    STAMP.write_text(digest)
+    STAMP.write_text(wanted)
 
 
 def main(argv: list[str]) -> int:

@@ -6,6 +6,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.stats
 import yaml
 
 from blockbench.judge import articles, claim_rules, resampling, run_view, verdicts
@@ -404,7 +405,7 @@ def test_runs_on_the_same_hardware_that_differ_beyond_their_cis_say_so():
             for p in row(
                 impl, 5000, median=median, run_label=label, spread=0.02, seed=1, process_spread=0.02
             ):
-                out.append({**p, "device_model": model})
+                out.append({**p, "device_model": model, "cpu_model": model, "host_cpus": 2})
         return out
 
     part = ratio_part(size=5000)
@@ -453,3 +454,17 @@ def test_a_part_lists_only_the_warnings_of_the_phases_it_uses_each_kind_once():
     assert run_view.term_warnings(cell, "steady") == [
         "thread parity: the cell ran on 2 core(s) but BLAS used 1"
     ]
+
+
+def test_the_report_describes_the_interval_the_code_computes():
+    """The legend's sentence is built from resampling's own constants, and the code does
+    what it says: the geometric mean of process medians, a t on the logs with R - 1 df."""
+    assert resampling.METHOD in claims_report.LEGEND
+    assert f"{resampling.REPLICATES} draws of a Student t" in resampling.METHOD
+    processes = [[1.0, 2.0, 3.0], [4.0], [2.0, 2.0]]
+    assert resampling.estimate(processes) == pytest.approx((2.0 * 4.0 * 2.0) ** (1 / 3))
+    medians = [2.0, 4.0, 2.0]
+    draws = np.log(resampling.of_processes(medians, "legend", n=200_000))
+    logs = np.log(medians)
+    t = (draws - logs.mean()) / (logs.std(ddof=1) / np.sqrt(3))
+    assert np.quantile(t, 0.975) == pytest.approx(scipy.stats.t.ppf(0.975, 2), rel=0.03)

@@ -129,3 +129,21 @@ def test_two_releases_end_to_end_each_cell_imports_its_release(tmp_path):
     by_version = pd.read_csv(wf / "results/tables/claims_by_version.csv", dtype=str)
     assert set(by_version["jax_version"]) == {OLD, here}
     assert Path(wf / "results/figures/claims_by_version.png").stat().st_size > 0
+
+
+def test_the_index_is_read_from_pips_json_not_its_prose(monkeypatch):
+    def pip(*args):
+        assert args[:3] == ("index", "versions", "--json")
+        out = '{"name": "jax", "versions": ["0.10.2", "0.4.13"], "latest": "0.10.2"}'
+        return subprocess.CompletedProcess(args, 0, out, "")
+
+    monkeypatch.setattr(versions, "_pip", pip)
+    versions.on_pypi.cache_clear()
+    assert versions.on_pypi("jax") == ("0.10.2", "0.4.13")
+    versions.on_pypi.cache_clear()
+    monkeypatch.setattr(
+        versions, "_pip", lambda *a: subprocess.CompletedProcess(a, 1, "", "ERROR: no index")
+    )
+    with pytest.raises(versions.VersionError, match="ERROR: no index"):
+        versions.on_pypi("jax")
+    versions.on_pypi.cache_clear()

@@ -2,10 +2,10 @@
 
 Each cell is measured by several worker processes (`repeats`), one JSON each. The process
 table keeps one row per (cell, process, phase) with its raw samples; the cell table
-summarises a cell's processes: the median of their medians, its hierarchical bootstrap CI
-(blockbench.judge.resampling), and how far the processes disagree. Runs from other machines (a GPU
-cluster's run copied back, a committed reference run) are just more JSON: every row carries
-its run label and the model of the device it ran on.
+summarises a cell's processes: the geometric mean of their medians with its interval
+(blockbench.judge.resampling.METHOD says how), and how far the processes disagree. Runs
+from other machines (a GPU cluster's run copied back, a committed reference run) are just
+more JSON: every row carries its run label and the model of the device it ran on.
 """
 
 from collections.abc import Iterable, Sequence

@@ -5,10 +5,10 @@ A claim has parts; each part is one of
 - `trend`: the exponent of that ratio against size (> 0: it grows with size);
 - `growth`: the exponent of a phase's time against the workload's amount of work;
 - `check`: every named cell matched the float64 reference (and published values, if any).
-Every measured value carries a 95% CI from the cells' bootstrap replicates
-(blockbench.judge.resampling), widened by the between-run variance stored for the run's kind of
-machine where a study exists (blockbench.judge.studies, blockbench.judge.random_effects), and a part
-`holds` when its whole CI satisfies its rule, `fails` when none of it does, and is
+Every measured value carries a 95% CI from the cells' replicates
+(blockbench.judge.resampling.METHOD), widened by the between-run variance stored for the
+run's kind of machine where a study exists (blockbench.judge.studies, .random_effects), and
+a part `holds` when its whole CI satisfies its rule, `fails` when none of it does, and is
 `inconclusive` when the CI straddles the rule's boundary.
 A part's `size` is the article's; measured at another size, its outcome is only
 indicative. The claim is `not_reproduced` when a part fails at the article's setup,

@@ -24,11 +24,12 @@ plausible: the log of a ratio, or an exponent as it is.
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 from scipy import optimize, stats
 
-CONFIDENCE = 0.95
+from blockbench.records.spec import CONFIDENCE
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,8 @@ class Pooled:
 
 
 def _quantile(df: float) -> float:
-    return float(stats.t.ppf(0.5 + CONFIDENCE / 2, df)) if math.isfinite(df) else 1.959964
+    level = 0.5 + CONFIDENCE / 2
+    return float(stats.t.ppf(level, df)) if math.isfinite(df) else NormalDist().inv_cdf(level)
 
 
 def _restricted_nll(tau2: float, y: np.ndarray, s2: np.ndarray) -> float:

@@ -128,6 +128,8 @@ def judge(
                     "device": "+".join(sorted(set().union(*(p.devices for p in parts))))
                     or "+".join(sorted(claim.get("devices", []))),
                     "device_model": "; ".join(sorted(set().union(*(p.models for p in parts)))),
+                    # the kind of machine runs are pooled by (judge.studies.Kind)
+                    "machine": view.kind.describe() if view.kind else "",
                     "size": head.size,
                     "article_size": head.article_size,
                     "setup": head.setup,
@@ -196,14 +198,16 @@ def covers_each_other(a: Any, b: Any) -> bool | None:
 
 
 def disagreements(table: pd.DataFrame) -> pd.Series:
-    """Per row of the claims table: where another run on the same hardware (the same device
-    models) and JAX release measured the same claim outside this run's CI, or reached
-    another verdict, say so (another release is an axis, not a disagreement). Where no
+    """Per row of the claims table: where another run on the same hardware and JAX release
+    measured the same claim outside this run's CI, or reached another verdict, say so
+    (another release is an axis, not a disagreement). The same hardware is the same kind of
+    machine, as pooling defines it (`machine`; older tables: the device models). Where no
     between-run study widens a run's CI, it holds its processes' spread only, not what
     changes between runs, and merged runs are where that shows."""
     notes = pd.Series("", index=table.index, dtype=object)
-    measured = table[table["device_model"].fillna("") != ""]
-    for _, same in measured.groupby(["claim_id", "device_model", "jax_version"]):
+    key = "machine" if "machine" in table else "device_model"
+    measured = table[table[key].fillna("") != ""]
+    for _, same in measured.groupby(["claim_id", key, "jax_version"]):
         for i, a in same.iterrows():
             said = []
             for _, b in same.drop(index=i).iterrows():

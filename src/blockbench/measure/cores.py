@@ -52,14 +52,23 @@ def spare(cores: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(c for c in allowed() if c not in cores)
 
 
+def thread_ids(pid: int | str = "self") -> list[int]:
+    """A process's thread ids, from Linux's /proc/<pid>/task ([] where it cannot be read:
+    not Linux, or the process ended). The one place the task list is read."""
+    try:
+        return [int(tid) for tid in os.listdir(f"/proc/{pid}/task")]
+    except OSError:
+        return []
+
+
 def _thread_cores() -> list[int]:
     """The cores this process's other threads may run on (XLA's pool among them)."""
     me = threading.get_native_id()
     out: set[int] = set()
-    for entry in os.listdir("/proc/self/task"):
-        if int(entry) != me:
+    for tid in thread_ids():
+        if tid != me:
             try:
-                out |= os.sched_getaffinity(int(entry))
+                out |= os.sched_getaffinity(tid)
             except OSError:
                 continue
     return sorted(out)

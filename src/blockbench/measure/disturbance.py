@@ -23,6 +23,8 @@ import threading
 import time
 from dataclasses import dataclass
 
+from blockbench.measure.cores import thread_ids
+
 PROC = "/proc"
 # Other tasks' CPU on the cell's cores above which a sample is disturbed from outside:
 # the larger of an absolute floor (kernel housekeeping threads run for a few microseconds
@@ -125,11 +127,7 @@ class Probe:
             if not entry.isdigit():
                 continue
             pid = int(entry)
-            try:
-                tids = [int(t) for t in os.listdir(f"{PROC}/{pid}/task")]
-            except OSError:
-                continue
-            for tid in tids:
+            for tid in thread_ids(pid):
                 if pid == self.pid:
                     own.add((pid, tid))
                 elif self._may_share(tid):

@@ -11,7 +11,6 @@ neither JAX nor SciPy (seconds per cell); the worker validates the cell before m
 import argparse
 import fcntl
 import os
-import resource
 import signal
 import socket
 import subprocess
@@ -20,13 +19,12 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
-import psutil
-
 from blockbench.measure import cores, provenance
+from blockbench.measure.host_load import HostLoad, load_warnings
 from blockbench.records.layout import installed_jax
 from blockbench.records.spec import DEVICES, EXIT_BAD_CELL, PHASES, CellSpec, StopRule
 from blockbench.records.store import (
@@ -45,8 +43,6 @@ SAMPLING_SHARE = 0.85
 # What a cell's worker lets JAX start (the CPU beside an accelerator: cores.py and the
 # transfer guard use it).
 JAX_PLATFORMS = {"cpu": "cpu", "gpu": "cuda,cpu", "tpu": "tpu,cpu"}
-# Other processes' CPU use during a cell above which the cell is flagged (in cores).
-BUSY_HOST_CORES = 0.25
 
 
 def default_lock_path() -> Path:
@@ -82,8 +78,15 @@ def phase_list(text: str) -> tuple[str, ...]:
     return phases
 
 
+RULE_HELP = {
+    "target_rel_ci": "stop a phase once its median's 95%% CI is within this fraction",
+    "max_time_s": "per-phase cap: stop sampling there, converged or not",
+    "sample_time_s": "calibrate calls per sample so one sample lasts this long",
+    "long_sample_s": "one clean sample this long stands for its process",
+}
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    rule = StopRule()
     p = argparse.ArgumentParser(prog="measure.py", description=__doc__.splitlines()[0])
     p.add_argument("--device", required=True, choices=DEVICES)
     p.add_argument("--workload", required=True)
@@ -96,27 +99,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=300.0,
         help="wall-clock budget of the whole cell; past it the cell is `timeout`",
     )
-    p.add_argument(
-        "--target-rel-ci",
-        type=float,
-        default=rule.target_rel_ci,
-        help="stop a phase once its median's 95%% CI is within this fraction",
-    )
-    p.add_argument("--min-samples", type=int, default=rule.min_samples)
-    p.add_argument("--min-time-s", type=float, default=rule.min_time_s)
-    p.add_argument(
-        "--max-time-s",
-        type=float,
-        default=rule.max_time_s,
-        help="per-phase cap: stop sampling there, converged or not",
-    )
-    p.add_argument(
-        "--sample-time-s",
-        type=float,
-        default=rule.sample_time_s,
-        help="calibrate calls per sample so one sample lasts this long",
-    )
-    p.add_argument("--warmup", type=int, default=rule.warmup)
+    for rule_field in fields(StopRule):  # every field of the stop rule is a flag
+        p.add_argument(
+            f"--{rule_field.name.replace('_', '-')}",
+            type=type(rule_field.default),
+            default=rule_field.default,
+            help=RULE_HELP.get(rule_field.name),
+        )
     p.add_argument(
         "--threads",
         type=int,
@@ -201,110 +190,6 @@ def job_args(
         if params.get(key):
             args += [f"--{flags.get(key, key)}", str(params[key])]
     return args
-
-
-def process_cpu() -> dict[int, tuple[float, float]]:
-    """Every other process's (start time, CPU seconds), the children it has reaped included
-    (a solver that ran and ended between two readings is in its parent's)."""
-    out = {}
-    for proc in psutil.process_iter(["create_time", "cpu_times"]):
-        t = proc.info["cpu_times"]
-        if proc.pid == os.getpid() or t is None:
-            continue
-        cpu = t.user + t.system + getattr(t, "children_user", 0.0) + t.children_system
-        out[proc.pid] = (proc.info["create_time"], cpu)
-    return out
-
-
-def ancestors() -> set[int]:
-    """This process's ancestors below init: the workflow engine that started the cell."""
-    out = set()
-    try:
-        for parent in psutil.Process().parents():
-            if parent.pid > 1:
-                out.add(parent.pid)
-    except psutil.Error:
-        pass
-    return out
-
-
-def cpu_used(
-    before: dict[int, tuple[float, float]], after: dict[int, tuple[float, float]]
-) -> dict[int, float]:
-    """CPU seconds each process used between two readings (all of it for a new one)."""
-    used = {}
-    for pid, (start, cpu) in after.items():
-        was = before.get(pid)
-        used[pid] = cpu - was[1] if was and was[0] == start else cpu
-    return used
-
-
-class HostLoad:
-    """How much CPU other processes used, on the cell's own cores, while it ran: a neighbour
-    (or a hypervisor stealing time) inflates timings, and a reader must be told. The load
-    average cannot say it, since the cell's own threads already keep it at the core count.
-
-    Two independent readings: the kernel's per-CPU busy time on the cell's cores less the
-    cell's own CPU (`other_cores`), and the sum of every other process's own CPU time
-    (`other_processes_cores`, any core); of the latter, what the workflow engine that
-    started the cell used (`orchestrator_cores`: Snakemake and the solver it runs)."""
-
-    def __init__(self, cores: tuple[int, ...]) -> None:
-        self.cores = cores
-        self.processes = process_cpu()
-        self.ancestors = ancestors()
-        self.start = time.monotonic()
-        self.cpu = self._times()
-        self.own = self._own_cpu()
-        self.load = os.getloadavg() if hasattr(os, "getloadavg") else None
-
-    def _times(self) -> list[Any]:
-        per_cpu = psutil.cpu_times(percpu=True)
-        return [per_cpu[c] for c in self.cores if c < len(per_cpu)] or per_cpu
-
-    @staticmethod
-    def _own_cpu() -> float:
-        whose = (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
-        return sum(u.ru_utime + u.ru_stime for u in map(resource.getrusage, whose))
-
-    @staticmethod
-    def _busy(times: list[Any]) -> float:
-        """Busy CPU seconds (guest time is already inside user and nice)."""
-        fields = ("user", "nice", "system", "irq", "softirq")
-        return sum(getattr(t, f, 0.0) for t in times for f in fields)
-
-    @staticmethod
-    def _steal(times: list[Any]) -> float:
-        return sum(getattr(t, "steal", 0.0) for t in times)
-
-    def finish(self) -> dict[str, Any]:
-        wall = max(time.monotonic() - self.start, 1e-9)
-        cpu = self._times()
-        own = self._own_cpu() - self.own
-        other = max(0.0, self._busy(cpu) - self._busy(self.cpu) - own) / wall
-        used = cpu_used(self.processes, process_cpu())
-        return {
-            "other_cores": round(other, 3),
-            "other_processes_cores": round(sum(used.values()) / wall, 3),
-            "orchestrator_cores": round(
-                sum(c for pid, c in used.items() if pid in self.ancestors) / wall, 3
-            ),
-            "steal_cores": round((self._steal(cpu) - self._steal(self.cpu)) / wall, 3),
-            "load_average_start": list(self.load) if self.load else None,
-            "load_average_end": list(os.getloadavg()) if self.load else None,
-        }
-
-
-def load_warnings(load: dict[str, Any]) -> list[str]:
-    out = []
-    if load["other_cores"] > BUSY_HOST_CORES:
-        out.append(
-            f"busy host: other processes used {load['other_cores']:.2f} cores on average "
-            "during the cell"
-        )
-    if load["steal_cores"] > BUSY_HOST_CORES:
-        out.append(f"the hypervisor stole {load['steal_cores']:.2f} cores during the cell")
-    return out
 
 
 @contextmanager
@@ -428,14 +313,7 @@ def crashed(rc: int, stderr: str) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    rule = StopRule(
-        target_rel_ci=args.target_rel_ci,
-        min_samples=args.min_samples,
-        min_time_s=args.min_time_s,
-        max_time_s=args.max_time_s,
-        sample_time_s=args.sample_time_s,
-        warmup=args.warmup,
-    )
+    rule = StopRule(**{f.name: getattr(args, f.name) for f in fields(StopRule)})
     lock = lock_path(args.lock, args.cluster_lock_dir)
     with host_lock(lock) as lock_fd:
         started = time.time()

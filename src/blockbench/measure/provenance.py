@@ -19,6 +19,8 @@ from typing import Any
 
 import psutil
 
+from blockbench.measure import cores
+
 # Environment variables that change how fast JAX or NumPy run, or where they run (among
 # them NVIDIA_TF32_OVERRIDE, which turns TF32 off in cuBLAS whatever JAX asks).
 ENV_PATTERN = re.compile(
@@ -76,9 +78,24 @@ def read_cpu_model() -> str:
     return str(cpuinfo.get_cpu_info().get("brand_raw", "unknown"))
 
 
-def _governor() -> str | None:
-    path = Path("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
-    return path.read_text().strip() if path.exists() else None
+def governors() -> dict[str, str]:
+    """The frequency governor of each core this process may use (the cell's cores are among
+    them): on a laptop one core at `powersave` slows the cell that lands on it. Empty where
+    the kernel exposes no cpufreq (most VMs)."""
+    out = {}
+    for core in cores.allowed():
+        path = Path(f"/sys/devices/system/cpu/cpu{core}/cpufreq/scaling_governor")
+        if path.exists():
+            out[str(core)] = path.read_text().strip()
+    return out
+
+
+def _governor(per_core: dict[str, str]) -> str | None:
+    """One word where every core agrees, else each governor with its cores."""
+    kinds = sorted(set(per_core.values()))
+    if len(kinds) <= 1:
+        return kinds[0] if kinds else None
+    return "; ".join(f"{k} ({', '.join(c for c, g in per_core.items() if g == k)})" for k in kinds)
 
 
 def host() -> dict[str, Any]:
@@ -93,7 +110,8 @@ def host() -> dict[str, Any]:
         "cpu_count_physical": psutil.cpu_count(logical=False),
         "cpu_affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
         "cpu_freq_mhz": {"current": freq.current, "max": freq.max} if freq else None,
-        "cpu_governor": _governor(),
+        "cpu_governor": _governor(per_core := governors()),
+        "cpu_governors": per_core,
         "memory_total_bytes": psutil.virtual_memory().total,
         "memory_available_bytes": psutil.virtual_memory().available,
         "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
@@ -220,13 +238,10 @@ def blas() -> dict[str, Any]:
 def xla_threads() -> int | None:
     """Threads of XLA's CPU compute pool in this process (named tf_XLAEigen on Linux); None
     where they cannot be counted or no pool was started (nothing ran on the CPU backend)."""
-    tasks = Path("/proc/self/task")
-    if not tasks.is_dir():
-        return None
     names = []
-    for task in tasks.iterdir():
+    for tid in cores.thread_ids():
         try:
-            names.append((task / "comm").read_text().strip())
+            names.append(Path(f"/proc/self/task/{tid}/comm").read_text().strip())
         except OSError:  # a thread that ended while we looked
             continue
     return sum(name == "tf_XLAEigen" for name in names) or None

@@ -3,10 +3,11 @@
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from statistics import NormalDist
 
 import numpy as np
 
-CONFIDENCE = 0.95
+from blockbench.records.spec import CONFIDENCE
 
 
 @lru_cache(maxsize=4096)
@@ -90,11 +91,11 @@ def summarize(samples: list[float]) -> Summary:
 
 
 def wilson(k: int, n: int) -> tuple[float, float]:
-    """95% Wilson score interval of a binomial proportion k/n: unlike the normal
-    approximation it stays inside [0, 1] and is not empty at k = 0 or k = n."""
+    """Wilson score interval (at CONFIDENCE) of a binomial proportion k/n: unlike the
+    normal approximation it stays inside [0, 1] and is not empty at k = 0 or k = n."""
     if n == 0:
         return 0.0, 1.0
-    z = 1.959963984540054
+    z = NormalDist().inv_cdf(0.5 + CONFIDENCE / 2)
     p = k / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)

@@ -9,13 +9,13 @@ from typing import Any
 
 import pandas as pd
 
+from blockbench.judge import resampling
 from blockbench.judge.wording import fmt, value_ci
 
 LEGEND = (
-    "Every value is shown with its 95% confidence interval (a bootstrap over the worker "
-    "processes that measured each cell, and over their samples), widened by the variance "
-    "between runs where a study of the machine's kind measured it (each run says whether "
-    "its intervals include it). A part **holds** when its "
+    f"Every value is shown with its 95% confidence interval: {resampling.METHOD}; widened by "
+    "the variance between runs where a study of the machine's kind measured it (each run "
+    "says whether its intervals include it). A part **holds** when its "
     "whole interval satisfies its rule, **fails** when none of it does, and is "
     "**inconclusive** when the interval straddles the rule. A claim is **reproduced** when "
     "every part holds at the article's setup, **not_reproduced** when a part fails at the "

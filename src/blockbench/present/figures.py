@@ -4,6 +4,7 @@ Each figure is a function of the tables; `draw(name, ...)` writes it as PNG and 
 span decades (microsecond dispatches, second-long compiles), so time axes are logarithmic.
 """
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -198,6 +199,34 @@ def phases(t: Tables) -> plt.Figure:
     return fig
 
 
+def _label_points(ax: plt.Axes, parts: pd.DataFrame, several: bool) -> None:
+    """Each point's claim (and part, where a claim has several) beside it. Labels are laid
+    out in decades: one that would fall on an earlier label steps down until it is free and
+    keeps a leader line to its point; right of the middle, labels sit on the point's left."""
+    per_claim = parts.groupby(["run_label", "claim_id"])["part"].transform("count")
+    placed: list[tuple[float, float]] = []  # label anchors (x, y), in decades
+    middle = sum(math.log10(v) for v in ax.get_xlim()) / 2
+    order = parts.assign(n=per_claim).sort_values("measured", ascending=False)
+    for r in order.itertuples():
+        text = r.claim_id + (f" {r.part}" if r.n > 1 else "")
+        text += f" [{r.run_label}]" if several else ""
+        x, y = math.log10(r.article), math.log10(r.measured)
+        left = x > middle
+        lx, ly = x + (-0.08 if left else 0.08), y + 0.03
+        while any(abs(lx - px) < 0.6 and abs(ly - py) < 0.08 for px, py in placed):
+            ly -= 0.08
+        placed.append((lx, ly))
+        ax.annotate(
+            text,
+            (r.article, r.measured),
+            xytext=(10**lx, 10**ly),
+            fontsize=7,
+            ha="right" if left else "left",
+            va="center",
+            arrowprops=dict(arrowstyle="-", lw=0.5, color="0.4") if ly < y - 0.03 else None,
+        )
+
+
 def claims_figure(t: Tables) -> plt.Figure:
     """Article ratio against measured ratio; on the diagonal the article is matched exactly."""
     parts = t.claim_parts
@@ -206,8 +235,10 @@ def claims_figure(t: Tables) -> plt.Figure:
     if parts.empty:
         _empty(ax, "no claim ratio measured in this run")
         return fig
-    parts["claim's rule"] = parts["outcome"].where(
-        ~parts["indicative"].astype(bool), parts["outcome"] + " (indicative)"
+    parts = parts.assign(
+        rule=parts["outcome"].where(
+            ~parts["indicative"].astype(bool), parts["outcome"] + " (indicative)"
+        )
     )
     ax.errorbar(
         parts["article"],
@@ -219,24 +250,17 @@ def claims_figure(t: Tables) -> plt.Figure:
         capsize=2,
         label="95% CI",
     )
+    several = parts["run_label"].nunique() > 1  # a marker per run only where runs differ
     sns.scatterplot(
-        parts,
+        parts.rename(columns={"rule": "claim's rule", "run_label": "run"}),
         x="article",
         y="measured",
         hue="claim's rule",
-        style="run_label",
+        style="run" if several else None,
         s=80,
         palette=RULE_COLORS,
         ax=ax,
     )
-    for r in parts.itertuples():
-        ax.annotate(
-            r.claim_id,
-            (r.article, r.measured),
-            fontsize=7,
-            xytext=(3, 3),
-            textcoords="offset points",
-        )
     lo = min(parts["article"].min(), parts["measured"].min()) / 2
     hi = max(parts["article"].max(), parts["measured"].max()) * 2
     ax.plot([lo, hi], [lo, hi], color="grey", lw=0.8, ls="--", label="measured = article")
@@ -249,7 +273,15 @@ def claims_figure(t: Tables) -> plt.Figure:
         ylabel="measured ratio (x)",
         title="Claims: article vs this pipeline",
     )
-    ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    _label_points(ax, parts, several)
+    ax.legend(
+        fontsize=6,
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),
+        frameon=False,
+        title="the claim's rule",
+        title_fontsize=6,
+    )
     fig.tight_layout()
     return fig
 

@@ -4,6 +4,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 DEVICES = ("cpu", "gpu", "tpu")
+# The level of every interval blockbench computes, records (`ci95_s`) and reports.
+CONFIDENCE = 0.95
 # Every phase a cell can have, in the order a user meets them (and the harness measures them).
 PHASES = (
     "host_to_device",

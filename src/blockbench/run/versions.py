@@ -13,7 +13,6 @@ release's as if they were one run. The worker imports blockbench from the checko
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from blockbench.records.layout import installed_jax
+from blockbench.records.store import write_json_atomic
 
 STAMP = "env.json"
 # What the worker imports besides JAX: pinned to the lock where the lock has them.
@@ -86,13 +86,17 @@ def _pip(*args: str) -> subprocess.CompletedProcess:
 @cache
 def on_pypi(package: str) -> tuple[str, ...]:
     """Releases of `package` with a file this Python and platform can install, from the
-    package index (`pip index versions`); raises VersionError when the index cannot be read."""
-    done = _pip("index", "versions", package)
-    found = re.search(r"^Available versions:\s*(.+)$", done.stdout, re.MULTILINE)
-    if done.returncode != 0 or not found:
+    package index (`pip index versions --json`); raises VersionError when the index cannot
+    be read."""
+    done = _pip("index", "versions", "--json", package)
+    try:
+        found = json.loads(done.stdout)["versions"] if done.returncode == 0 else None
+    except (ValueError, KeyError, TypeError):
+        found = None
+    if not found:
         tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
         raise VersionError(f"cannot list the releases of {package} on the package index: {tail}")
-    return tuple(v.strip() for v in found.group(1).split(","))
+    return tuple(str(v) for v in found)
 
 
 def check(config: dict[str, Any], envs: str | Path) -> None:
@@ -177,5 +181,5 @@ def create(version: str, dest: Path, lock: Path = LOCK) -> dict[str, Any]:
         "tried": tried,
     }
     dest.mkdir(parents=True, exist_ok=True)
-    (dest / STAMP).write_text(json.dumps(record, indent=1) + "\n")
+    write_json_atomic(dest / STAMP, record)
     return record
