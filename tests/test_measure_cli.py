@@ -16,7 +16,7 @@ import pytest
 from conftest import run_measure
 
 from blockbench.judge import aggregate, verdicts
-from blockbench.measure import cores
+from blockbench.measure import cores, parent
 from blockbench.measure.cell import WARMED_BY_CHECK
 from blockbench.measure.parent import host_lock
 from blockbench.records.store import schema, validate, write_json_atomic
@@ -338,3 +338,11 @@ def test_the_governor_of_every_core_the_cell_may_use_is_read(monkeypatch, tmp_pa
     assert per_core == {"0": "performance", "1": "powersave", "2": "performance"}
     assert provenance._governor(per_core) == "performance (0, 2); powersave (1)"
     assert provenance._governor({"0": "schedutil"}) == "schedutil"
+
+
+def test_the_worker_imports_blockbench_from_this_checkout_in_any_environment():
+    """Another JAX release's environment has no blockbench installed: the worker finds it
+    through PYTHONPATH, which must name the folder that holds the package."""
+    env = parent.worker_env("cpu", 1)
+    src = Path(env["PYTHONPATH"].split(os.pathsep)[0])
+    assert (src / "blockbench" / "measure" / "worker.py").is_file()

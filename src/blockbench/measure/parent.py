@@ -42,6 +42,9 @@ STDERR_TAIL = 2000
 SAMPLING_SHARE = 0.85
 # What a cell's worker lets JAX start (the CPU beside an accelerator: cores.py and the
 # transfer guard use it).
+# The folder holding the blockbench package: the worker imports it from there, also in
+# another JAX release's environment, which has no blockbench installed.
+SRC = Path(__file__).resolve().parents[2]
 JAX_PLATFORMS = {"cpu": "cpu", "gpu": "cuda,cpu", "tpu": "tpu,cpu"}
 
 
@@ -212,8 +215,7 @@ def host_lock(path: Path) -> Iterator[int]:
 
 def worker_env(device: str, n_threads: int) -> dict[str, str]:
     env = dict(os.environ)
-    src = str(Path(__file__).resolve().parents[1])
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(SRC), env.get("PYTHONPATH")) if p)
     env["JAX_ENABLE_COMPILATION_CACHE"] = "false"
     env["BLOCKBENCH_PARENT_PID"] = str(os.getpid())
     # Snakemake exports its rule's `threads` (1) into these; NumPy must get the cell's cores.

@@ -20,6 +20,8 @@ from typing import Any
 import psutil
 
 from blockbench.measure import cores
+from blockbench.measure.probe import safe
+from blockbench.measure.slurm_job import granted_cpus, slurm
 
 # Environment variables that change how fast JAX or NumPy run, or where they run (among
 # them NVIDIA_TF32_OVERRIDE, which turns TF32 off in cuBLAS whatever JAX asks).
@@ -28,33 +30,8 @@ ENV_PATTERN = re.compile(
     r"|CUDA_.*|NVIDIA_.*|CUBLAS_.*|CUDNN_.*|ROCR_VISIBLE_DEVICES"
     r"|TPU_.*|GOMP_.*|KMP_.*)$"
 )
-# SLURM facts a reader needs to place a result: job, step, node, and the CPUs and GPUs it
-# was granted. Inside a job step SLURM_CPUS_ON_NODE counts the step's CPUs, not the job's.
-SLURM_KEYS = {
-    "job_id": "SLURM_JOB_ID",
-    "step_id": "SLURM_STEP_ID",
-    "array_task_id": "SLURM_ARRAY_TASK_ID",
-    "node": "SLURMD_NODENAME",
-    "nodelist": "SLURM_JOB_NODELIST",
-    "partition": "SLURM_JOB_PARTITION",
-    "cpus_on_node": "SLURM_CPUS_ON_NODE",
-    "cpus_per_task": "SLURM_CPUS_PER_TASK",
-    "job_cpus_per_node": "SLURM_JOB_CPUS_PER_NODE",
-    "gpus": "SLURM_GPUS",
-    "job_gpus": "SLURM_JOB_GPUS",
-    "step_gpus": "SLURM_STEP_GPUS",
-    "gpus_on_node": "SLURM_GPUS_ON_NODE",
-    "cuda_visible_devices": "CUDA_VISIBLE_DEVICES",
-}
 PACKAGES = ("jax", "jaxlib", "numpy", "scipy", "blockbench", "jsonschema")
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
-
-
-def _safe(probe: Any, *args: Any) -> Any:
-    try:
-        return probe(*args)
-    except Exception as exc:  # a probe's failure is itself a fact worth keeping
-        return {"unavailable": f"{type(exc).__name__}: {exc}"}
 
 
 # Tests only: the CPU model this host claims to be, so that the suite runs as an Intel, an
@@ -104,7 +81,7 @@ def host() -> dict[str, Any]:
         "hostname": socket.gethostname(),
         "os": platform.platform(),
         "machine": platform.machine(),
-        "cpu_model": _safe(cpu_model),
+        "cpu_model": safe(cpu_model),
         **({"cpu_model_faked": True} if os.environ.get(FAKE_CPU_MODEL) else {}),
         "cpu_count_logical": psutil.cpu_count(logical=True),
         "cpu_count_physical": psutil.cpu_count(logical=False),
@@ -153,58 +130,6 @@ def environment() -> dict[str, str]:
     return {k: v for k, v in sorted(os.environ.items()) if ENV_PATTERN.match(k)}
 
 
-def slurm() -> dict[str, Any] | None:
-    """The job's SLURM variables, and what SLURM itself says it granted (scontrol)."""
-    if "SLURM_JOB_ID" not in os.environ:
-        return None
-    out: dict[str, Any] = {
-        key: os.environ[var] for key, var in SLURM_KEYS.items() if var in os.environ
-    }
-    out["cgroup"] = _safe(cpu_cgroup)
-    out["granted"] = _safe(
-        slurm_granted, os.environ["SLURM_JOB_ID"], os.environ.get("SLURM_STEP_ID")
-    )
-    return out
-
-
-def cpu_cgroup() -> str | None:
-    """This process's cgroup that confines CPUs (v1 cpuset, else the v2 one): a job step's
-    under task/cgroup (.../job_<id>/step_<id>), None where /proc has no cgroups."""
-    path = Path("/proc/self/cgroup")
-    if not path.exists():
-        return None
-    lines = [line.split(":", 2) for line in path.read_text().splitlines()]
-    for _, controllers, where in lines:
-        if "cpuset" in controllers.split(","):
-            return where
-    return next((where for _, controllers, where in lines if controllers == ""), None)
-
-
-def _scontrol(*args: str) -> str:
-    return subprocess.run(
-        ["scontrol", *args], capture_output=True, text=True, check=True, timeout=10
-    ).stdout
-
-
-def slurm_granted(job_id: str, step_id: str | None) -> dict[str, Any]:
-    """The step's CPU count, and the job's CPU ids, GPUs (with their type) and memory on this
-    node, as `scontrol` reports them: the allocation itself, not what the process sees."""
-    out: dict[str, Any] = {}
-    if step_id is not None:
-        step = _scontrol("show", "step", f"{job_id}.{step_id}")
-        if found := re.search(r"\bCPUs=(\d+)", step):
-            out["step_cpus"] = int(found.group(1))
-        if found := re.search(r"\bTresPerStep=(\S+)", step):
-            out["step_tres"] = found.group(1)
-    job = _scontrol("show", "job", "--details", job_id)
-    if found := re.search(r"\bJOB_GRES=(\S+)", job):
-        out["job_gres"] = found.group(1)
-    if found := re.search(r"\bCPU_IDs=(\S+)\s+Mem=(\d+)\s+GRES=(\S*)", job):
-        out["job_cpu_ids"], out["job_mem_mb"] = found.group(1), int(found.group(2))
-        out["node_gres"] = found.group(3)
-    return out
-
-
 def git_commit(root: Path = PROJECT_ROOT) -> dict[str, Any]:
     """The project's commit and whether the tree had local changes when it ran; where the
     tree is a copy without git (a lent GPU machine gets the working tree, not .git), the
@@ -231,8 +156,8 @@ def blas() -> dict[str, Any]:
     import numpy as np
     from threadpoolctl import threadpool_info
 
-    build = _safe(lambda: np.show_config(mode="dicts")["Build Dependencies"].get("blas"))
-    return {"numpy_build": build, "threadpools": _safe(threadpool_info)}
+    build = safe(lambda: np.show_config(mode="dicts")["Build Dependencies"].get("blas"))
+    return {"numpy_build": build, "threadpools": safe(threadpool_info)}
 
 
 def xla_threads() -> int | None:
@@ -245,17 +170,6 @@ def xla_threads() -> int | None:
         except OSError:  # a thread that ended while we looked
             continue
     return sum(name == "tf_XLAEigen" for name in names) or None
-
-
-def granted_cpus() -> int | None:
-    """CPUs SLURM granted this job step on this node (None outside SLURM). A step's
-    SLURM_CPUS_ON_NODE counts its own CPUs, whether or not the node binds it to them."""
-    if "SLURM_JOB_ID" not in os.environ:
-        return None
-    try:
-        return int(os.environ["SLURM_CPUS_ON_NODE"])
-    except (KeyError, ValueError):
-        return None
 
 
 def threads(cores: tuple[int, ...], requested: int | None) -> dict[str, Any]:
@@ -319,14 +233,14 @@ def jax_settings() -> dict[str, Any]:
     return {
         # what this process imported: the JAX-version axis checks it against the plan
         "imported": jax_compat.versions(),
-        "default_backend": _safe(jax.default_backend),
+        "default_backend": safe(jax.default_backend),
         "matmul_precision": matmul_precision(),
         "x64": bool(jax_compat.option("jax_enable_x64")),
         "compilation_cache": {
             "enabled": jax_compat.option("jax_enable_compilation_cache"),
             "dir": jax_compat.option("jax_compilation_cache_dir"),
         },
-        "devices_seen": _safe(lambda: [describe_device(d) for d in jax.devices()]),
+        "devices_seen": safe(lambda: [describe_device(d) for d in jax.devices()]),
     }
 
 
@@ -354,10 +268,10 @@ def describe_device(dev: Any) -> str:
 def device(dev: Any) -> dict[str, Any]:
     info: dict[str, Any] = {"platform": dev.platform, "id": dev.id, "device_kind": dev.device_kind}
     if dev.platform == "cpu":
-        info["model"] = _safe(cpu_model)
+        info["model"] = safe(cpu_model)
     else:
         info["model"] = dev.device_kind
-        stats = _safe(dev.memory_stats)
+        stats = safe(dev.memory_stats)
         if isinstance(stats, dict):
             keys = ("bytes_limit", "bytes_in_use", "peak_bytes_in_use", "bytes_reservable_limit")
             info["memory_stats"] = {k: stats[k] for k in keys if k in stats}
@@ -368,10 +282,10 @@ def device(dev: Any) -> dict[str, Any]:
     )
     if dev.platform != "cpu":
         # the CUDA (or TPU runtime) version JAX's plugin runs with, as JAX reports it
-        info["platform_version"] = _safe(lambda: str(dev.client.platform_version))
+        info["platform_version"] = safe(lambda: str(dev.client.platform_version))
     if dev.platform == "gpu":
         info["compute_capability"] = getattr(dev, "compute_capability", None)
-        info["nvml"] = _safe(lambda: nvml_gpu(cuda_pci_bus_id(cuda_ordinal(dev))))
+        info["nvml"] = safe(lambda: nvml_gpu(cuda_pci_bus_id(cuda_ordinal(dev))))
     return info
 
 
@@ -428,9 +342,9 @@ def nvml_gpu(pci_bus_id: str) -> dict[str, Any]:
                 "sm": max_clock(h, nv.NVML_CLOCK_SM),
                 "mem": max_clock(h, nv.NVML_CLOCK_MEM),
             },
-            "temperature_c": _safe(nv.nvmlDeviceGetTemperature, h, nv.NVML_TEMPERATURE_GPU),
-            "power_w": _safe(lambda: nv.nvmlDeviceGetPowerUsage(h) / 1000.0),
-            "throttle_reasons": _safe(nv.nvmlDeviceGetCurrentClocksThrottleReasons, h),
+            "temperature_c": safe(nv.nvmlDeviceGetTemperature, h, nv.NVML_TEMPERATURE_GPU),
+            "power_w": safe(lambda: nv.nvmlDeviceGetPowerUsage(h) / 1000.0),
+            "throttle_reasons": safe(nv.nvmlDeviceGetCurrentClocksThrottleReasons, h),
         }
     finally:
         nv.nvmlShutdown()
@@ -442,7 +356,7 @@ def numpy_device() -> dict[str, Any]:
         "platform": "cpu",
         "id": 0,
         "device_kind": "cpu",
-        "model": _safe(cpu_model),
+        "model": safe(cpu_model),
         "float32_matmul": "float32",
     }
 

@@ -21,6 +21,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from blockbench.measure import parent
 from blockbench.records.layout import installed_jax
 from blockbench.records.store import write_json_atomic
 
@@ -147,12 +148,11 @@ def _install(dest: Path, version: str, numpy: str, pins: dict[str, str]) -> tupl
     )
     if done.returncode != 0:
         return "pip: " + " ".join(done.stderr.strip().splitlines()[-3:]), None
-    src = str(Path(__file__).resolve().parents[1])
     smoke = subprocess.run(
         [str(python), "-c", SMOKE],
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONPATH": src, "JAX_PLATFORMS": "cpu"},
+        env={**os.environ, "PYTHONPATH": str(parent.SRC), "JAX_PLATFORMS": "cpu"},
         timeout=300,
     )
     if smoke.returncode != 0:
