@@ -1,6 +1,9 @@
-"""Judging: measurement files into tables (`aggregate`), intervals (`resampling`), the
-between-run term and pooling (`random_effects`, `studies`, `pooling`), and each claim's
-verdict from the rules of config/claims.yaml (`claim_rules`, `claims`, `verdicts`).
+"""Judging: measurement files into tables (`aggregate`); what a run measured as the claims
+read it (`run_view`) and its intervals (`resampling`, `scales`); each claim part judged
+against its rule from config/claims.yaml (`claim_rules`, `claims`, `part_result`) and the
+claims table (`verdicts`); the between-run term and pooling (`random_effects`, `studies`,
+`pooling`); the values of the articles' figures (`article_points`); and the words of a
+judgment (`wording`). The claims stage judges once; everything later reads its tables.
 
 May import `measure` (its sample statistics), `workloads`, `records` and `errors`; never
 `present` or `run`, and never JAX."""

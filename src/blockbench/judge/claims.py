@@ -16,8 +16,7 @@ indicative. The claim is `not_reproduced` when a part fails at the article's set
 every part holds at the article's setup, and `inconclusive` otherwise.
 """
 
-import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -25,6 +24,12 @@ import pandas as pd
 
 from blockbench.judge import resampling
 from blockbench.judge.claim_rules import FAILS, HOLDS, INCONCLUSIVE, decide
+from blockbench.judge.part_result import (
+    NOT_REPRODUCED,
+    NOT_RUN,
+    REPRODUCED,
+    PartResult,
+)
 from blockbench.judge.random_effects import Between, widen
 from blockbench.judge.run_view import (
     MIN_SAMPLES,
@@ -35,70 +40,7 @@ from blockbench.judge.run_view import (
     choose_size,
     ratio_at,
 )
-from blockbench.judge.scales import from_scale, on_scale, scaled
 from blockbench.judge.wording import part_ci, undecided
-
-REPRODUCED, NOT_REPRODUCED, NOT_RUN = "reproduced", "not_reproduced", "not_run"
-VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_RUN)
-
-
-@dataclass
-class PartResult:
-    name: str
-    outcome: str  # holds, fails, inconclusive, not_run
-    measured: float | None = None
-    ci_low: float | None = None
-    ci_high: float | None = None
-    article: float | None = None
-    condition: str = ""
-    why: str = ""
-    size: int | None = None
-    article_size: int | None = None
-    devices: set[str] = field(default_factory=set)
-    models: set[str] = field(default_factory=set)
-    detail: str = ""
-    code: str = ""
-    n_min: int | None = None
-    warnings: list[str] = field(default_factory=list)
-    # what the kernel said of the samples behind the value (disturbed, slow mode)
-    samples: list[str] = field(default_factory=list)
-    # the scale its uncertainty is modelled on: "log" (a ratio) or "linear" (an exponent)
-    scale: str = "log"
-    df: float = math.inf  # degrees of freedom of this run's own interval
-    run_low: float | None = None  # this run's own interval, before any between-run term
-    run_high: float | None = None
-    between: Between | None = None  # the between-run variance added (None: none known)
-
-    def on_scale(self, x: float) -> float:
-        return on_scale(x, self.scale)
-
-    def from_scale(self, x: float) -> float:
-        return from_scale(x, self.scale)
-
-    @property
-    def se(self) -> float | None:
-        """This run's own standard error on the analysis scale (from its own interval)."""
-        got = scaled(self.measured, self.run_low, self.run_high, self.df, self.scale)
-        return None if got is None else got[1]
-
-    @property
-    def indicative(self) -> bool:
-        """Measured, but not at the article's size: shown, never decisive."""
-        return (
-            self.outcome != NOT_RUN
-            and self.article_size is not None
-            and self.size != self.article_size
-        )
-
-    @property
-    def setup(self) -> str:
-        if self.size is None:
-            return ""
-        if self.article_size is None:
-            return f"measured at {self.size}"
-        if self.indicative:
-            return f"measured at {self.size} (article {self.article_size})"
-        return f"article's setup ({self.size})"
 
 
 def _result(

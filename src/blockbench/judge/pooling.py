@@ -14,8 +14,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from blockbench.judge.claim_rules import FAILS, HOLDS, decide
-from blockbench.judge.claims import NOT_RUN, PartResult, RunView, verdict
+from blockbench.judge.claims import verdict
+from blockbench.judge.part_result import NOT_RUN, PartResult
 from blockbench.judge.random_effects import Pooled, pool
+from blockbench.judge.run_view import RunView
 from blockbench.judge.scales import from_scale, scaled
 
 

@@ -11,7 +11,8 @@ from typing import Any
 
 import pandas as pd
 
-from blockbench.judge.claims import PartResult, evaluate_part, verdict, with_between
+from blockbench.judge.claims import evaluate_part, verdict, with_between
+from blockbench.judge.part_result import PartResult
 from blockbench.judge.pooling import PooledPart, pool_claim, pool_groups
 from blockbench.judge.run_view import RunView
 from blockbench.judge.studies import Kind, Study

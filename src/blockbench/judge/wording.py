@@ -6,16 +6,17 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from blockbench.judge.part_result import PartResult
+
 if TYPE_CHECKING:
-    from blockbench.judge.claims import PartResult
     from blockbench.judge.run_view import RunView
 
 
-def part_ci(p: "PartResult") -> str:
+def part_ci(p: PartResult) -> str:
     return value_ci(p.measured, p.ci_low, p.ci_high)
 
 
-def undecided(p: "PartResult") -> str:
+def undecided(p: PartResult) -> str:
     if p.indicative:
         return f"{p.name} {p.outcome} but was {p.setup}: indicative only"
     return f"{p.name}: its 95% CI {part_ci(p)} straddles the rule {p.condition}"
@@ -38,7 +39,7 @@ def _missing(x: Any) -> bool:
     return x is None or (isinstance(x, float) and pd.isna(x))
 
 
-def between_note(view: "RunView", parts: "list[PartResult]") -> str:
+def between_note(view: "RunView", parts: list[PartResult]) -> str:
     """What a run's intervals cover, in the words claims.md and the report use ('' where
     the claim has no interval in this run: a check, or nothing measured)."""
     if all(p.run_low is None for p in parts):
@@ -53,7 +54,7 @@ def between_note(view: "RunView", parts: "list[PartResult]") -> str:
     return f"includes between-run variance measured from {runs} runs on this kind of machine"
 
 
-def part_line(p: "PartResult") -> str:
+def part_line(p: PartResult) -> str:
     return (
         f"{p.name}: {part_ci(p) or '-'} vs article {fmt(p.article) or '-'}"
         f" [{p.condition}] -> {p.outcome}"
