@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Where the variance of a cell lives on this machine: within one worker process, or
-between processes. The answer sets the default `repeats` (config/README.md quotes it).
+between processes. The answer sets the default `repeats` (docs/studies.md quotes it).
 
     .venv/bin/python benchmarks/variance_study.py [--processes 8] [--out DIR]
 
