@@ -3,11 +3,12 @@
 It is for a machine without Snakemake or a package registry, that may limit how long one
 command runs, and from which only a few files come back. So the kit plans the grid of
 config/gpu.yaml as the workflow would (grid.plan, run_order.order), measures each worker
-process through the workflow's own command (parent.main with parent.job_args: the same code, the same JSON), skips processes whose
-JSON exists, stops before a process that would not end within the part's time, and packs
-every raw JSON, with a manifest of parts and versions, into one archive after each process.
-Run again, it resumes; at home the archive unpacks into results/raw/<run_label>/, where the
-workflow finds every cell already measured and only builds tables, figures and claims.
+process through the workflow's own command (parent.main with parent.job_args: the same code,
+the same JSON), skips processes whose JSON exists, stops before a process that would not end
+within the part's time, and packs every raw JSON, with a manifest of parts and versions,
+into one archive after each process. Run again, it resumes; at home the archive unpacks into
+results/raw/<run_label>/, where the workflow finds every cell already measured and only
+builds tables, figures and claims.
 """
 
 import argparse
