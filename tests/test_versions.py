@@ -117,7 +117,10 @@ def test_two_releases_end_to_end_each_cell_imports_its_release(tmp_path):
         record = json.loads(f.read_text())
         want = planned[f.relative_to(wf / "results/raw").parts[0]]
         assert record["status"] == "ok", (f, record["reason"])
-        assert record["provenance"]["jax"]["imported"]["jax"] == want, f
+        if record["cell"]["impl"] == "numpy":  # measured in the release's environment,
+            assert "jax" not in record["provenance"], f  # without ever loading JAX
+        else:
+            assert record["provenance"]["jax"]["imported"]["jax"] == want, f
         assert record["provenance"]["config"]["jax_version"] == want
     table = pd.read_csv(wf / "results/claims.csv", dtype={"jax_version": str})
     assert set(zip(table["run_label"], table["jax_version"], strict=True)) == set(planned.items())
