@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from blockbench.errors import InputError
-from blockbench.judge import claims, scales, verdicts
+from blockbench.judge import claims, part_result, scales, verdicts
 from blockbench.judge.pooling import pool_part
 from blockbench.judge.random_effects import Between, pool, reml, widen
 from blockbench.judge.studies import Kind, Study, kind_of, read_studies, read_study, study_path
@@ -99,8 +99,8 @@ def test_pool_heterogeneity() -> None:
     assert apart.high - apart.low > same.high - same.low
 
 
-def part(value: float, low: float, high: float, rule: str = ">= 5") -> claims.PartResult:
-    return claims.PartResult(
+def part(value: float, low: float, high: float, rule: str = ">= 5") -> part_result.PartResult:
+    return part_result.PartResult(
         "x / y",
         claims.decide(rule, low, high),
         measured=value,
@@ -129,10 +129,10 @@ def test_pool_part_of_runs_that_agree_and_of_a_check() -> None:
     got = pool_part(runs)
     assert got.runs == 3 and got.result.outcome == "holds"
     assert 7.0 < got.result.measured < 9.0 and got.result.ci_low > 5
-    check = claims.PartResult("match", "holds", measured=1e-7, condition="every cell passes")
-    failed = claims.PartResult("match", "fails", measured=0.2, condition="every cell passes")
+    check = part_result.PartResult("match", "holds", measured=1e-7, condition="every cell passes")
+    failed = part_result.PartResult("match", "fails", measured=0.2, condition="every cell passes")
     assert pool_part([check, failed]).result.outcome == "fails"
-    not_run = claims.PartResult("x / y", claims.NOT_RUN, detail="no gpu")
+    not_run = part_result.PartResult("x / y", part_result.NOT_RUN, detail="no gpu")
     assert pool_part([not_run, not_run]).runs == 0
 
 

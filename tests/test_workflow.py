@@ -16,7 +16,7 @@ import yaml
 from hosts import ELSEWHERE_CPU, REFERENCE, run_elsewhere
 from tiny import TINY, workflow_copy
 
-from blockbench.judge import aggregate, claims
+from blockbench.judge import aggregate, part_result
 from blockbench.judge.random_effects import Between
 from blockbench.judge.studies import Kind, Study, study_path
 from blockbench.measure import cores, provenance
@@ -279,7 +279,7 @@ def test_tiny_grid_produces_every_table_figure_and_claim(tiny_run):
     ]
     for _, run in table.groupby("run_label"):
         assert sorted(run["claim_id"]) == sorted(ids)
-    assert set(table["verdict"]) <= set(claims.VERDICTS)
+    assert set(table["verdict"]) <= set(part_result.VERDICTS)
     for column in ("claim_id", "verdict", "measured", "article", "device", "note"):
         assert column in table.columns
     assert "D2" in (wf / "results/claims.md").read_text()
