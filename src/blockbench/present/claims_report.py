@@ -37,36 +37,46 @@ def _cell(text: Any) -> str:
 
 
 def _verdicts(runs: pd.DataFrame) -> list[str]:
-    lines = [
-        "| claim | verdict | measured [95% CI] | article | what is compared | rule | setup "
-        "| device | note |",
-        "|---|---|---|---|---|---|---|---|---|",
+    head = "claim, verdict, measured [95% CI], article, what is compared, rule, setup, device, note"
+    rows = [
+        [
+            f"{r.claim_id} `{r.slug}`",
+            f"**{r.verdict}**",
+            value_ci(r.measured, r.ci_low, r.ci_high),
+            fmt(r.article),
+            r.metric,
+            r.condition,
+            r.setup,
+            r.device_model or r.device,
+            r.note,
+        ]
+        for r in runs.itertuples()
     ]
-    for r in runs.itertuples():
-        lines.append(
-            f"| {r.claim_id} `{r.slug}` | **{r.verdict}** | "
-            f"{value_ci(r.measured, r.ci_low, r.ci_high)} | {fmt(r.article)} | "
-            f"{_cell(r.metric)} | {_cell(r.condition)} | {_cell(r.setup)} | "
-            f"{_cell(r.device_model or r.device)} | {_cell(r.note)} |"
-        )
-    return lines
+    return _markdown_table([head.split(", "), *rows])
 
 
 def _parts(parts: pd.DataFrame) -> list[str]:
-    lines = [
-        "| claim | part | measured [95% CI] | article | holds if | why this rule | outcome "
-        "| setup | fewest samples | article's code | how it was measured |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+    head = (
+        "claim, part, measured [95% CI], article, holds if, why this rule, outcome, setup, "
+        "fewest samples, article's code, how it was measured"
+    )
+    rows = [
+        [
+            r.claim_id,
+            r.part,
+            value_ci(r.measured, r.ci_low, r.ci_high),
+            fmt(r.article),
+            r.condition,
+            r.why,
+            f"{r.outcome} (indicative)" if r.indicative else r.outcome,
+            r.setup,
+            "" if pd.isna(r.n_min) else int(r.n_min),
+            f"`{_cell(r.code)}`",
+            r.detail,
+        ]
+        for r in parts.itertuples()
     ]
-    for r in parts.itertuples():
-        outcome = f"{r.outcome} (indicative)" if r.indicative else r.outcome
-        n = "" if pd.isna(r.n_min) else int(r.n_min)
-        lines.append(
-            f"| {r.claim_id} | {_cell(r.part)} | {value_ci(r.measured, r.ci_low, r.ci_high)} | "
-            f"{fmt(r.article)} | {_cell(r.condition)} | {_cell(r.why)} | {outcome} | "
-            f"{_cell(r.setup)} | {n} | `{_cell(r.code)}` | {_cell(r.detail)} |"
-        )
-    return lines
+    return _markdown_table([head.split(", "), *rows])
 
 
 SAMPLES = (
@@ -134,10 +144,12 @@ def _pooled_rows(
     return out
 
 
-def _markdown_table(rows: list[list[str]]) -> list[str]:
+def _markdown_table(rows: list[list[Any]]) -> list[str]:
+    """A pipe table through tabulate (as DataFrame.to_markdown writes the other tables); each
+    cell through _cell first, since tabulate does not escape a `|` inside a cell."""
     head, *body = rows
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    return lines + ["| " + " | ".join(_cell(c) for c in row) + " |" for row in body]
+    frame = pd.DataFrame([[_cell(c) for c in row] for row in body], columns=head)
+    return frame.to_markdown(index=False, tablefmt="pipe", disable_numparse=True).splitlines()
 
 
 def _rst_table(rows: list[list[str]]) -> list[str]:
@@ -188,25 +200,20 @@ def to_rst(table: pd.DataFrame, first: str = "") -> str:
             f"**Run** ``{run_label}``{_release(table[table['run_label'] == run_label])}"
             + (" (this run)" if run_label == first else ""),
             "",
-            ".. list-table::",
-            "   :header-rows: 1",
-            "",
-            "   * - claim",
-            "     - verdict",
-            "     - measured [95% CI]",
-            "     - article",
-            "     - measured on",
         ]
+        rows = [["claim", "verdict", "measured [95% CI]", "article", "measured on"]]
         for r in table[table["run_label"] == run_label].itertuples():
             on = _cell(r.device_model or r.device).replace("(R)", "").replace("(TM)", "")
-            out += [
-                f"   * - {r.claim_id} ``{r.slug}``",
-                f"     - **{r.verdict}**",
-                f"     - {value_ci(r.measured, r.ci_low, r.ci_high) or EMPTY}",
-                f"     - {fmt(r.article) or EMPTY}",
-                f"     - {on or EMPTY}",
-            ]
-        out.append("")
+            rows.append(
+                [
+                    f"{r.claim_id} ``{r.slug}``",
+                    f"**{r.verdict}**",
+                    value_ci(r.measured, r.ci_low, r.ci_high) or EMPTY,
+                    fmt(r.article) or EMPTY,
+                    on or EMPTY,
+                ]
+            )
+        out += [*_rst_table(rows), ""]
         mine = table[table["run_label"] == run_label]
         out += _between(mine)
         sampled = _listed(mine, "samples")
