@@ -25,7 +25,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from blockbench import resampling  # noqa: E402
+from blockbench.judge import resampling  # noqa: E402
 from blockbench.records.spec import per_process  # noqa: E402
 from blockbench.records.store import read_json  # noqa: E402
 
