@@ -6,9 +6,10 @@
 Times a fixed pure-Python loop pinned to each core the process may use, in turn, in short
 windows, and prints per core its fast time, the share of windows over 1.5x that, and what
 the guest's kernel counted meanwhile (steal, CPU time against wall time). Run it on a quiet
-machine before trusting one run's intervals: on the 2-core development VM each core spent
-from 3% to 47% of its windows at about half speed (two readings two minutes apart), which
-the guest's counters mostly do not show.
+machine before trusting one run's intervals: on the 2-core AMD EPYC VM of 2026-11-23 each
+core spent from 3% to 47% of its windows at about half speed (two readings two minutes
+apart), which the guest's counters mostly do not show; on the one of 2026-11-24 no window
+was slow.
 """
 
 import argparse

@@ -413,7 +413,7 @@ def test_runs_on_the_same_hardware_that_differ_beyond_their_cis_say_so():
     table, _, markdown = judged([same], part)
     notes = table.set_index("run_label")["other_runs"]
     assert "run tuesday on the same hardware measured 2.6" in notes["monday"]
-    assert "each run's value lies outside the other's CI" in notes["monday"]
+    assert "one run's value lies outside the other's CI" in notes["monday"]
     assert "run monday" in notes["tuesday"]
     assert "Other runs on the same hardware" in markdown
     assert "Other runs on the same hardware" not in claims_report.to_rst(table[:0])

@@ -218,7 +218,7 @@ def disagreements(table: pd.DataFrame) -> pd.Series:
                     said.append(
                         f"run {b['run_label']} on the same hardware measured {value} "
                         f"({b['verdict']})"
-                        + (": each run's value lies outside the other's CI" if differ else "")
+                        + (": one run's value lies outside the other's CI" if differ else "")
                     )
             notes[i] = "; ".join(said)
     return notes

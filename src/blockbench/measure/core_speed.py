@@ -1,14 +1,14 @@
 """Whether each core keeps its speed: a fixed pure-Python loop pinned to each core in turn.
 
-On the 2-core development VM each vCPU runs at full or at half speed, on its own, switching
-within a second (what a busy sibling hyperthread on the host leaves a core), for 3% to 47%
-of the time depending on the minute. The guest's kernel mostly sees none of it: in the slow
-windows the thread's CPU time usually equals its wall time and little or no steal is
-counted, so the disturbance counters of a cell stay clean while its calls take up to twice
-as long. Timing the same work pinned to each core, in short windows, is what shows it: a
-machine whose cores keep their speed has nearly every window near the core's fast time.
-A core slow in nearly all its windows has a slow "fast time": `describe` therefore also
-gives each core's fast time against the fastest core's.
+On the 2-core AMD EPYC VM of 2026-11-23 each vCPU ran at full or at half speed, on its own,
+switching within a second (what a busy sibling hyperthread on the host leaves a core), for
+3% to 47% of the time depending on the minute (on the one of 2026-11-24, never). The guest's
+kernel mostly sees none of it: in the slow windows the thread's CPU time usually equals its
+wall time and little or no steal is counted, so the disturbance counters of a cell stay
+clean while its calls take up to twice as long. Timing the same work pinned to each core, in
+short windows, is what shows it: a machine whose cores keep their speed has nearly every
+window near the core's fast time. A core slow in nearly all its windows has a slow "fast
+time": `describe` therefore also gives each core's fast time against the fastest core's.
 """
 
 import os
