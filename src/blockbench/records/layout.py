@@ -5,13 +5,16 @@ kit, so that the layout of results/raw cannot drift between the writer and its r
 """
 
 import importlib.metadata
+import re
 from functools import cache
 from pathlib import Path
 
 # A run of another JAX release than the installed one: `<label>+jax-<version>`.
 SEPARATOR = "+jax-"
-# The file of worker process `repeat` of one cell (the measure rule's output).
-RAW = "results/raw/{run_label}/{device}/{workload}/{impl}/{size}/{repeat}.json"
+# The file of worker process `repeat` of one cell, within its run's folder and in the
+# results (the measure rule's output); `raw_files` globs the same pattern.
+IN_RUN = "{device}/{workload}/{impl}/{size}/{repeat}.json"
+RAW = "results/raw/{run_label}/" + IN_RUN
 
 
 @cache
@@ -32,4 +35,4 @@ def version_of(label: str) -> str:
 
 def raw_files(directory: str | Path) -> list[Path]:
     """All measurement files of one run directory (device/workload/impl/size/repeat.json)."""
-    return sorted(Path(directory).glob("*/*/*/*/*.json"))
+    return sorted(Path(directory).glob(re.sub(r"\{\w+\}", "*", IN_RUN)))
