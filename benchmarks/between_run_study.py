@@ -1,19 +1,25 @@
 #!/usr/bin/env python3
-"""Between-run variance of every claim part, from several runs of one grid on one kind of
-machine, written where the workflow reads it (config/between_run/<kind>.yaml).
+"""Each claim part's value in several runs of one grid on one kind of machine: the
+between-run study the workflow reads (config/between_run/<kind>.yaml).
 
-    .venv/bin/python benchmarks/between_run_study.py RUN_RAW_DIR RUN_RAW_DIR ... [--out DIR]
-        [--claims-out DIR]
+    .venv/bin/python benchmarks/between_run_study.py RUN_DIR[=LABEL] RUN_DIR[=LABEL] ...
+        --core-speed steady|two-speed [--out DIR] [--claims-out DIR]
 
-Each RUN_RAW_DIR holds one run's raw JSON (`results/raw/<label>`, or a committed
-`results/reference/<label>/raw`), each run under its own run label. Runs made at different
-times (hours or days apart) are what the study is for: runs minutes apart share the
-machine's state and understate the variance. Every run must be of the same kind of machine.
-`--claims-out DIR` also writes the runs' claims (claims.csv, claims.md) judged with the new
-study and pooled into one estimate per claim.
+Each RUN_DIR holds one run's raw JSON (`results/raw/<label>`, or a committed
+`results/reference/<label>/raw`); `=LABEL` names a run whose files carry a label another run
+shares (every default run is `local`). Runs made at different times (hours or days apart)
+are what the study is for: runs minutes apart share the machine's state and understate the
+spread. Every run must be of one kind of machine and measured by this method
+(METHOD_VERSION). `--core-speed` records what `benchmarks/core_speed.py` said of the host
+(a study made where cores change speed is not the noise of a host whose cores keep theirs).
+A study needs 15 process values per part (runs x processes) to see a rare slow mode; this
+says how many runs more it needs. `--claims-out DIR` also writes the runs' claims judged
+with the new study and pooled.
 """
 
 import argparse
+import math
+import statistics
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,19 +27,24 @@ from typing import Any
 
 import pandas as pd
 
+from blockbench.errors import InputError
 from blockbench.judge import aggregate, verdicts
 from blockbench.judge.aggregate import write_table
-from blockbench.judge.random_effects import reml
-from blockbench.judge.scales import scaled
-from blockbench.judge.studies import Study, kind_of, study_path
+from blockbench.judge.between_runs import StudyPart
+from blockbench.judge.scales import on_scale
+from blockbench.judge.studies import MIN_PROCESS_VALUES, Study, kind_of, study_path
+from blockbench.judge.uncertainty import Spread
 from blockbench.present.claims_report import to_markdown
-from blockbench.records.layout import raw_files
+from blockbench.records.layout import raw_files, run_dir
 from blockbench.run import stages
 
 ROOT = Path(__file__).resolve().parents[1]
+CORE_SPEEDS = ("steady", "two-speed", "unknown")
 
 
-def study(cells: pd.DataFrame, proc: pd.DataFrame, claims: list[dict[str, Any]]) -> Study:
+def study(
+    cells: pd.DataFrame, proc: pd.DataFrame, claims: list[dict[str, Any]], core_speed: str
+) -> Study:
     kinds = {label: kind_of(g) for label, g in cells.groupby("run_label")}
     if len(kinds) < 2:
         sys.exit(f"a study needs at least 2 runs (run labels), got {sorted(kinds)}")
@@ -41,18 +52,15 @@ def study(cells: pd.DataFrame, proc: pd.DataFrame, claims: list[dict[str, Any]])
         seen = {label: k.describe() if k else "unknown" for label, k in kinds.items()}
         sys.exit(f"the runs are not of one kind of machine: {seen}")
     parts = verdicts.judge(cells, proc, claims)[1]
-    measured = parts[parts["run_ci_low"].notna() & parts["measured"].notna()]
+    measured = parts[parts["run_spread"].notna() & parts["measured"].notna()]
     found = {}
     for (claim_id, name), rows in measured.groupby(["claim_id", "part"], sort=True):
         if rows["size"].nunique() != 1 or len(rows) < 2:
             continue  # measured at different sizes, or by one run: nothing to compare
-        points = [
-            scaled(r.measured, r.run_ci_low, r.run_ci_high, r.run_df, r.scale)
-            for r in rows.itertuples()
-        ]
-        points = [p for p in points if p is not None and p[1] > 0]
-        if len(points) >= 2:
-            found[(claim_id, name)] = reml(*zip(*points, strict=True))
+        values = tuple(on_scale(r.measured, r.scale) for r in rows.itertuples())
+        own = tuple(Spread.from_text(0.0, r.run_spread).se for r in rows.itertuples())
+        processes = float(statistics.median(rows["processes"]))
+        found[(claim_id, name)] = StudyPart(values, processes, own)
     runs = []
     for label, g in proc.groupby("run_label"):  # per process: when each started
         started = datetime.fromtimestamp(float(g["started_at"].min()), UTC)
@@ -63,21 +71,31 @@ def study(cells: pd.DataFrame, proc: pd.DataFrame, claims: list[dict[str, Any]])
                 "commit": str(g["git_commit"].iloc[0]),
             }
         )
-    return Study(next(iter(kinds.values())), runs, found)
+    methods = sorted({int(m) for m in proc["method_version"]})
+    if len(methods) > 1:
+        sys.exit(f"the runs were measured by several methods (versions {methods}): study one")
+    kind = next(iter(kinds.values()))
+    return Study(kind, runs, found, method=methods[0], core_speed=core_speed)
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("raw", type=Path, nargs="+", help="raw JSON directories, one per run")
+    p.add_argument("raw", nargs="+", help="raw JSON directories, one per run: DIR or DIR=LABEL")
+    p.add_argument("--core-speed", choices=CORE_SPEEDS, required=True)
     p.add_argument("--out", type=Path, default=ROOT / "config" / "between_run")
     p.add_argument("--claims", type=Path, default=ROOT / "config" / "claims.yaml")
     p.add_argument("--articles", type=Path, default=ROOT / "config" / "articles.yaml")
     p.add_argument("--claims-out", type=Path, help="write the runs' claims, pooled, here")
     args = p.parse_args()
-    proc = aggregate.processes(f for d in args.raw for f in raw_files(d))
+    dirs = [run_dir(entry) for entry in args.raw]
+    labels = {str(d): label for d, label in dirs if label}
+    try:
+        proc = aggregate.processes((f for d, _ in dirs for f in raw_files(d)), labels)
+    except InputError as exc:
+        sys.exit(str(exc))
     cells = aggregate.cells(proc)
     claims = stages.read_claims(args.claims, args.articles)
-    found = study(cells, proc, claims)
+    found = study(cells, proc, claims, args.core_speed)
     path = study_path(args.out, found.kind)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(found.to_yaml())
@@ -88,8 +106,15 @@ def main() -> None:
         (args.claims_out / "claims.md").write_text(to_markdown(table, parts, claims))
     runs = len(found.runs)
     print(f"{path}: {len(found.parts)} parts from {runs} runs on {found.kind.describe()}")
-    for (claim_id, name), b in sorted(found.parts.items()):
-        print(f"  {claim_id} {name}: tau {b.tau:.3g} (df {b.df:.2g})")
+    for (claim_id, name), part in sorted(found.parts.items()):
+        print(f"  {claim_id} {name}: S = {part.spread:.3g} over {part.runs} runs")
+    fewest = min((p.processes for p in found.parts.values()), default=0)
+    if fewest and runs * fewest < MIN_PROCESS_VALUES:
+        more = math.ceil(MIN_PROCESS_VALUES / fewest) - runs
+        print(
+            f"{runs} runs x {fewest:g} processes is under {MIN_PROCESS_VALUES} process values: "
+            f"on a host whose cores change speed it may hold no slow process; {more} run(s) more"
+        )
 
 
 if __name__ == "__main__":

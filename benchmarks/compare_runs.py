@@ -7,12 +7,12 @@ the whole pipeline.)
     .venv/bin/python benchmarks/compare_runs.py MERGED/claims.csv   # several runs in one
 
 Prints a Markdown table (each run's verdict and value, the pooled headline value with its
-modified Knapp-Hartung CI and I^2, and the pooled verdict: of every part where the claims
+CI and I^2 (blockbench.judge.pooling), and the pooled verdict: of every part where the claims
 stage pooled the runs, a merged claims.csv, else of the headline part) and summary lines:
 verdicts that flip between reproduced and not_reproduced (must be none), and the share of
 ordered run pairs (a, b) where a's CI covers b's value.
 The CIs compared are the ones each run was judged on (widened by a between-run study where
-its machine had one); the pooled value uses each run's own interval (`run_ci_*`).
+its machine had one); the pooled value uses each run's own terms (`run_spread`).
 """
 
 import argparse
@@ -23,6 +23,8 @@ import pandas as pd
 
 from blockbench.judge.claim_rules import decide
 from blockbench.judge.pooling import pool_values
+from blockbench.judge.scales import on_scale
+from blockbench.judge.uncertainty import Spread
 from blockbench.judge.verdicts import covers
 from blockbench.judge.wording import value_ci
 
@@ -35,10 +37,16 @@ def show(r: pd.Series) -> str:
 
 def pooled(rows: list[pd.Series]) -> tuple[str, str, str]:
     """(value [CI], I^2, the headline part's outcome) over the runs with an own interval."""
-    runs = [(r["measured"], r["run_ci_low"], r["run_ci_high"], r["run_df"]) for r in rows]
-    got = pool_values(runs, rows[0]["scale"]) if "run_ci_low" in rows[0] else None
-    if got is None:
+    if "run_spread" not in rows[0]:
         return "-", "-", "-"
+    runs = [
+        (Spread.from_text(on_scale(r["measured"], r["scale"]), r["run_spread"]), r["processes"])
+        for r in rows
+        if isinstance(r["run_spread"], str)
+    ]
+    got = pool_values(runs, rows[0]["scale"])
+    if got is None or got.low is None:
+        return "-" if got is None else got.how, "-", "-"
     outcome = decide(rows[0]["condition"], got.low, got.high)
     return value_ci(got.estimate, got.low, got.high), f"{got.i2:.0%}", outcome
 

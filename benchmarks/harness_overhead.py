@@ -1,18 +1,21 @@
 #!/usr/bin/env python3
-"""How much the harness's steady loop adds over a bare `f(x).block_until_ready()` loop.
+"""How much the harness adds over a bare loop: the steady phase against
+`f(x).block_until_ready()` call after call, and the dispatch phase against timing the
+unblocked call `t0; out = f(x); t1; out.block_until_ready()` as a user would.
 
 A benchmark, not a test: run it on a quiet machine and read the ratios.
 
     .venv/bin/python benchmarks/harness_overhead.py [--rounds 15] [--calls 2000]
 
 In one process (between processes this kind of machine drifts by tens of percent over
-minutes), it alternates the harness's steady loop and a bare loop over the same jitted
-function and inputs, round after round, and prints the median of the per-round ratios
-harness/bare: for a jit no-op and for grad_jit at 1000. The last line reads
-`harness/bare no-op <ratio>`.
+minutes), it alternates the harness and a bare loop over the same jitted function and
+inputs, round after round, and prints the median of the per-round ratios harness/bare: the
+steady loop for a jit no-op and for grad_jit at 1000, and the dispatch samples (with the
+kernel's counters read as a cell reads them) for `jnp.dot(x, x)` at 1000, A1's cell.
 """
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -26,6 +29,8 @@ import jax
 import numpy as np
 
 from blockbench.measure import harness, sampling
+from blockbench.measure.disturbance import Probe
+from blockbench.records.spec import StopRule
 from blockbench.workloads.registry import WORKLOADS, lookup
 
 
@@ -61,6 +66,42 @@ def compare(f: Callable[..., Any], x: Any, rounds: int, calls: int) -> tuple[flo
     return statistics.median(ratios), statistics.median(t_ours), statistics.median(t_bare)
 
 
+def compare_dispatch(f: Callable[..., Any], x: Any, rounds: int, calls: int) -> tuple:
+    """Median over rounds of harness/bare for the median single-call dispatch time: the
+    harness's dispatch samples as a cell takes them (a Sampler with the disturbance probe),
+    against a bare loop timing each unblocked call."""
+    args = (x,)
+    run = harness.dispatch(f, args, harness.output_of(f, args).wait)
+    probe = Probe(
+        tuple(sorted(os.sched_getaffinity(0))) if hasattr(os, "sched_getaffinity") else ()
+    )
+    rule = StopRule(min_samples=calls, max_samples=calls, max_time_s=1e9, warmup=3)
+
+    def ours() -> float:
+        out = sampling.collect(run, rule, calibrated=False, warm=True, probe=probe)
+        return statistics.median(out.samples_s)
+
+    def bare() -> float:
+        times = []
+        for _ in range(calls + 3):
+            t0 = time.perf_counter()
+            out = f(x)
+            times.append(time.perf_counter() - t0)
+            out.block_until_ready()
+        return statistics.median(times[3:])
+
+    ours(), bare()  # warm both paths
+    ratios, t_ours, t_bare = [], [], []
+    for i in range(rounds):
+        first, second = (ours, bare) if i % 2 == 0 else (bare, ours)
+        a, b = first(), second()
+        h, n = (a, b) if first is ours else (b, a)
+        ratios.append(h / n)
+        t_ours.append(h)
+        t_bare.append(n)
+    return statistics.median(ratios), statistics.median(t_ours), statistics.median(t_bare)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rounds", type=int, default=15)
@@ -80,6 +121,12 @@ def main() -> None:
         ratio, ours, bare = compare(f, x, args.rounds, args.calls)
         print(f"{name}: harness {ours * 1e6:.2f} us/call, bare {bare * 1e6:.2f} us/call")
         print(f"harness/bare {name} {ratio:.3f}")
+    (x_dot,) = WORKLOADS["dot_xx"].make_inputs(1000, np.random.default_rng(0))
+    dot = jax.jit(lookup("cpu", "dot_xx", "jax", 1000)[1].fn)
+    calls = max(30, args.calls // 100)  # each waits for its matmul before the next
+    ratio, ours, bare = compare_dispatch(dot, jax.device_put(x_dot), args.rounds, calls)
+    print(f"dispatch dot_xx 1000: harness {ours * 1e6:.2f} us/call, bare {bare * 1e6:.2f} us/call")
+    print(f"harness/bare dispatch dot_xx 1000 {ratio:.3f}")
 
 
 if __name__ == "__main__":

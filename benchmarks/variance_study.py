@@ -13,6 +13,7 @@ bootstrap CI of the cell estimate with 1, 2, 3, 5 and all processes: what `repea
 """
 
 import argparse
+import math
 import statistics
 import subprocess
 import sys
@@ -25,7 +26,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from blockbench.judge import resampling  # noqa: E402
+from blockbench.judge import uncertainty  # noqa: E402
 from blockbench.records.spec import per_process  # noqa: E402
 from blockbench.records.store import read_json  # noqa: E402
 
@@ -50,9 +51,9 @@ def measure(cell: tuple[str, str, int], repeat: int, out: Path, sampling: dict) 
     return read_json(out)
 
 
-def half_width(processes: list[np.ndarray], key: str) -> float:
-    low, high = resampling.interval(resampling.replicates(processes, key))
-    return (high - low) / 2 / resampling.estimate(processes)
+def half_width(processes: list[np.ndarray]) -> float:
+    """The cell interval's half-width relative to the estimate (upper bound)."""
+    return math.expm1(uncertainty.of_cell(processes).half_width())
 
 
 def main() -> None:
@@ -83,9 +84,8 @@ def main() -> None:
         medians = np.array([np.median(x) for x in procs])
         rsd = medians.std(ddof=1) / medians.mean()
         w = statistics.median(within[cell]) if within[cell] else float("nan")
-        key = "|".join(map(str, cell))
-        widths = [half_width(procs[:r], key) for r in (1, 2, 3, 5) if r <= len(procs)]
-        widths.append(half_width(procs, key))
+        widths = [half_width(procs[:r]) for r in (1, 2, 3, 5) if r <= len(procs)]
+        widths.append(half_width(procs))
         ratios.append(rsd / w if w else float("nan"))
         spread = medians.max() / medians.min()
         name = "/".join(map(str, cell))

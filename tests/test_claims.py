@@ -9,7 +9,7 @@ import pytest
 import scipy.stats
 import yaml
 
-from blockbench.judge import articles, claim_rules, resampling, run_view, verdicts
+from blockbench.judge import articles, claim_rules, run_view, uncertainty, verdicts
 from blockbench.judge.aggregate import cells, measurements, speedups
 from blockbench.present import claims_report
 from blockbench.records.layout import raw_files
@@ -376,17 +376,17 @@ def test_a_single_cells_ci_covers_its_true_time_about_95_percent_of_the_time():
     coverage when process effects dominate, neither too wide nor too narrow."""
     rng = np.random.default_rng(7)
     trials, covered = 400, 0
-    for t in range(trials):
+    for _ in range(trials):
         processes = [np.exp(rng.normal(0, 0.05) + rng.normal(0, 0.05, 20)) for _ in range(3)]
-        low, high = resampling.interval(resampling.replicates(processes, f"cover-{t}"))
-        covered += low <= 1.0 <= high
+        low, high = uncertainty.of_cell(processes).interval()
+        covered += low <= 0.0 <= high
     assert 0.91 <= covered / trials <= 0.98, covered
 
 
 @pytest.mark.parametrize("processes", [1, 3])
-def test_a_claims_ci_and_the_cell_tables_ci_are_drawn_from_the_same_replicates(processes):
+def test_a_claims_ci_and_the_cell_tables_ci_are_the_same_interval(processes):
     """Against a constant denominator, a ratio's CI is its numerator cell's CI: the claims
-    and the table must seed the same bootstrap, with one process as with several."""
+    and the table compute one interval, with one process as with several."""
     rows = [
         row("jax", 100, median=2.0, spread=0.05, n=20, processes=processes, process_spread=0.05),
         row("numpy", 100, median=1.0, processes=processes),
@@ -457,14 +457,19 @@ def test_a_part_lists_only_the_warnings_of_the_phases_it_uses_each_kind_once():
 
 
 def test_the_report_describes_the_interval_the_code_computes():
-    """The legend's sentence is built from resampling's own constants, and the code does
-    what it says: the geometric mean of process medians, a t on the logs with R - 1 df."""
-    assert resampling.METHOD in claims_report.LEGEND
-    assert f"{resampling.REPLICATES} draws of a Student t" in resampling.METHOD
+    """The legend's sentence is the module's own, and the code does what it says: the
+    geometric mean of process medians, the exact t interval on the logs with R - 1 df, and
+    for a sum of terms the exact quantile of the sum (checked against many draws)."""
+    assert uncertainty.METHOD in claims_report.LEGEND
+    assert "exact Student t interval on the logs" in uncertainty.METHOD
+    assert "no random draws" in uncertainty.METHOD
     processes = [[1.0, 2.0, 3.0], [4.0], [2.0, 2.0]]
-    assert resampling.estimate(processes) == pytest.approx((2.0 * 4.0 * 2.0) ** (1 / 3))
-    medians = [2.0, 4.0, 2.0]
-    draws = np.log(resampling.of_processes(medians, "legend", n=200_000))
-    logs = np.log(medians)
-    t = (draws - logs.mean()) / (logs.std(ddof=1) / np.sqrt(3))
-    assert np.quantile(t, 0.975) == pytest.approx(scipy.stats.t.ppf(0.975, 2), rel=0.03)
+    cell = uncertainty.of_cell(processes)
+    assert np.exp(cell.estimate) == pytest.approx((2.0 * 4.0 * 2.0) ** (1 / 3))
+    logs = np.log([2.0, 4.0, 2.0])
+    exact = scipy.stats.t.interval(0.95, 2, loc=logs.mean(), scale=logs.std(ddof=1) / np.sqrt(3))
+    assert cell.interval() == pytest.approx(exact, rel=1e-12)
+    two = uncertainty.Spread(0.0, ((0.1, 2.0), (0.05, 1.0)))
+    rng = np.random.default_rng(3)
+    draws = 0.1 * rng.standard_t(2, 2_000_000) + 0.05 * rng.standard_t(1, 2_000_000)
+    assert two.half_width() == pytest.approx(np.quantile(draws, 0.975), rel=0.01)

@@ -285,14 +285,17 @@ def test_the_checks_catch_what_they_are_for(tmp_path):
     )
 
 
-def test_the_statistics_page_gives_the_codes_numbers_of_draws():
-    """Wherever docs/statistics.md names `REPLICATES` (the t draws behind every interval) or
-    `SIMS` (simulated studies per setting of the between-run coverage test), the number it
+def test_the_statistics_page_gives_the_codes_numbers():
+    """Wherever docs/statistics.md names `SIMS` (simulated studies per setting of the
+    between-run coverage test), `MIN_UNSTUDIED` (runs pooled with no study) or
+    `MIN_PROCESS_VALUES` (a study's size below which a slow mode may hide), the number it
     gives in that sentence is the one in the code."""
     text = " ".join((ROOT / "docs" / "statistics.md").read_text().split())
+    judge = ROOT / "src" / "blockbench" / "judge"
     constants = {
-        "REPLICATES": ROOT / "src" / "blockbench" / "judge" / "resampling.py",
         "SIMS": ROOT / "tests" / "test_between_run.py",
+        "MIN_UNSTUDIED": judge / "between_runs.py",
+        "MIN_PROCESS_VALUES": judge / "studies.py",
     }
     for name, path in constants.items():
         value = re.search(rf"^{name} = (\d+)", path.read_text(), re.M).group(1)

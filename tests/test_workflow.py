@@ -16,8 +16,9 @@ import yaml
 from hosts import ELSEWHERE_CPU, REFERENCE, run_elsewhere
 from tiny import TINY, workflow_copy
 
+from blockbench.errors import InputError
 from blockbench.judge import aggregate, part_result
-from blockbench.judge.random_effects import Between
+from blockbench.judge.between_runs import StudyPart
 from blockbench.judge.studies import Kind, Study, study_path
 from blockbench.measure import cores, provenance
 from blockbench.present import figures
@@ -231,18 +232,18 @@ def test_default_profile_limits_measurements_to_one_per_host():
 def tiny_run(tmp_path_factory):
     """The tiny grid, every workload and implementation, CPU and (absent) GPU, --cores 4,
     with a between-run study of this machine's kind, and a run of another kind merged in
-    (a made-up CPU: no study, whatever machine runs the suite)."""
-    config = {**TINY, "merge": ["reference/raw"], "between_run": "studies"}
+    (a made-up CPU: no study, whatever machine runs the suite), made with the default label
+    and merged under a label of its own (DIR=LABEL)."""
+    config = {**TINY, "merge": ["reference/raw=elsewhere"], "between_run": "studies"}
     wf = workflow_copy(tmp_path_factory.mktemp("tiny"), config)
-    run_elsewhere(wf / "reference/raw")
+    run_elsewhere(wf / "reference/raw", "local")
     here = Kind(provenance.cpu_model(), psutil.cpu_count(logical=True))
     assert here.cpu_model != ELSEWHERE_CPU
     study = Study(here, [{"label": "a"}, {"label": "b"}])
     for claim in stages.read_claims(ROOT / "config/claims.yaml", ROOT / "config/articles.yaml"):
         for part in claim["parts"]:
-            study.parts[(claim["id"], part["name"])] = Between(
-                3.0**2, 2.0, 2
-            )  # wide enough to show in any run
+            # a spread wide enough to show in any run
+            study.parts[(claim["id"], part["name"])] = StudyPart((0.0, 1.0), 3.0, (0.1, 0.1))
     study_path(wf / "studies", here).parent.mkdir()
     study_path(wf / "studies", here).write_text(study.to_yaml())
     env_lock = {"BLOCKBENCH_LOCK": str(wf / "measure.lock")}
@@ -287,10 +288,13 @@ def test_tiny_grid_produces_every_table_figure_and_claim(tiny_run):
     assert set(table["run_label"]) == {"tiny", "elsewhere"}
     # this run's intervals include the study's between-run variance, the other run's do not
     said = table["between_run"].fillna("").groupby(table["run_label"]).agg(set)
-    assert said["tiny"] == {  # '': a claim with no interval (a check, or not run)
-        "includes between-run variance measured from 2 runs on this kind of machine",
-        "",
-    }
+    mine = said["tiny"] - {""}  # '': a claim with no interval (a check, or not run)
+    assert len(mine) == 1, mine
+    assert next(iter(mine)).startswith(
+        "includes the spread between 2 runs on this kind of machine (study "
+    )
+    assert "same machine kind and method" in next(iter(mine))
+    assert "under 15 process values" in next(iter(mine))
     other = said["elsewhere"] - {""}
     assert other and all(s.startswith("covers this run only: no between-run study") for s in other)
     widened = table[(table["run_label"] == "tiny") & table["run_ci_low"].notna()]
@@ -299,7 +303,7 @@ def test_tiny_grid_produces_every_table_figure_and_claim(tiny_run):
         widened["ci_high"] - widened["ci_low"] > widened["run_ci_high"] - widened["run_ci_low"]
     ).any()
     assert (table["runs_pooled"] == 1).all()  # different machines: never pooled
-    assert "Intervals: includes between-run variance" in (wf / "results/claims.md").read_text()
+    assert "Intervals: includes the spread between 2 runs" in (wf / "results/claims.md").read_text()
     assert len(table) == 2 * len(ids)
     # and drawn next to it in every article figure, with the GPU slots this run lacks named
     for source in "ABCD":
@@ -500,8 +504,14 @@ def test_a_merge_folder_without_measurements_is_refused_before_any_job(tmp_path)
 def test_two_files_for_one_cell_are_refused(tmp_path):
     twin = tmp_path / "twin"
     shutil.copytree(REFERENCE / "cpu/selu", twin / "cpu/selu")
-    with pytest.raises(ValueError, match="give each merged run its own run_label"):
+    with pytest.raises(InputError, match=r"several files \(.*twin.*, .*\): give each merged"):
         aggregate.measurements([*layout.raw_files(REFERENCE), *layout.raw_files(twin)])
+    # the same files merged under a label of their own (merge: DIR=LABEL) are another run
+    directory, label = layout.run_dir(f"{twin}=twin")
+    proc = aggregate.processes(
+        [*layout.raw_files(REFERENCE), *layout.raw_files(directory)], {str(directory): label}
+    )
+    assert set(proc["run_label"]) == {REFERENCE.name, "twin"}
 
 
 SOFTMAX = '''"""Softmax of a float32 vector: a workload of a user's own."""

@@ -34,7 +34,9 @@ RAW = [
     for cell in PLAN
     for r in range(REPEATS[cell])
 ]
-MERGED = [str(p) for run in config["merge"] for p in layout.raw_files(run)]
+MERGE_DIRS = [layout.run_dir(entry) for entry in config["merge"]]
+MERGED = [str(p) for run, _ in MERGE_DIRS for p in layout.raw_files(run)]
+MERGE_LABELS = {str(run): label for run, label in MERGE_DIRS if label}
 # Between-run studies (blockbench.judge.studies): read by every stage that shows a claim's interval.
 STUDIES = study_files(config["between_run"])
 TABLES = expand(

@@ -27,5 +27,8 @@ rule tables:
     localrule: True
     conda:
         ENV
+    params:
+        # merged runs given as DIR=LABEL, shown under that label
+        labels=MERGE_LABELS,
     script:
         "../scripts/tables.py"

@@ -6,4 +6,5 @@ with job_log.logged(snakemake.log[0]):
     stages.build_tables(
         raw=[*snakemake.input.raw, *snakemake.input.merged],
         out=snakemake.output,
+        labels=snakemake.params.labels,
     )

@@ -1,7 +1,7 @@
 """Judging: measurement files into tables (`aggregate`); what a run measured as the claims
-read it (`run_view`) and its intervals (`resampling`, `scales`); each claim part judged
+read it (`run_view`) and its intervals (`uncertainty`, `scales`); each claim part judged
 against its rule from config/claims.yaml (`claim_rules`, `claims`, `part_result`) and the
-claims table (`verdicts`); the between-run term and pooling (`random_effects`, `studies`,
+claims table (`verdicts`); the between-run term and pooling (`between_runs`, `studies`,
 `pooling`); the values of the articles' figures (`article_points`); and the words of a
 judgment (`wording`). The claims stage judges once; everything later reads its tables.
 

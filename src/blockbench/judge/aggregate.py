@@ -3,12 +3,13 @@
 Each cell is measured by several worker processes (`repeats`), one JSON each. The process
 table keeps one row per (cell, process, phase) with its raw samples; the cell table
 summarises a cell's processes: the geometric mean of their medians with its interval
-(blockbench.judge.resampling.METHOD says how), and how far the processes disagree. Runs
+(blockbench.judge.uncertainty.METHOD says how), and how far the processes disagree. Runs
 from other machines (a GPU cluster's run copied back, a committed reference run) are just
 more JSON: every row carries its run label and the model of the device it ran on.
 """
 
-from collections.abc import Iterable, Sequence
+import math
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from blockbench.errors import InputError
-from blockbench.judge import resampling
+from blockbench.judge import uncertainty
 from blockbench.measure.stats import kept_samples, wilson
 from blockbench.records.store import SCHEMA_VERSION, read_json, validate
 from blockbench.workloads.registry import WORKLOADS
@@ -38,6 +39,7 @@ STAT_COLUMNS = [
     "samples_s",
     "n_all",
     "median_all_s",
+    "clean_median_s",
     "kept",
 ]
 # What the kernel said of a process's samples (blockbench.measure.disturbance), per process.
@@ -103,6 +105,8 @@ def cell_columns(record: dict[str, Any], source: Path) -> dict[str, Any]:
     threads = prov.get("threads") or {}
     return {
         "run_label": prov["config"]["run_label"],
+        # the measuring method (records.spec.METHOD_VERSION); records before it was kept: 1
+        "method_version": record.get("method_version", 1),
         **cell,
         "repeat": record["repeat"],
         "work": WORKLOADS[cell["workload"]].work(cell["size"]),
@@ -140,13 +144,19 @@ def cell_columns(record: dict[str, Any], source: Path) -> dict[str, Any]:
     }
 
 
-def processes(files: Iterable[Path]) -> pd.DataFrame:
+def processes(files: Iterable[Path], labels: Mapping[str, str] | None = None) -> pd.DataFrame:
     """One row per (cell, process, phase), raw samples included; a process without phases
-    (not ok) still gets one row."""
+    (not ok) still gets one row. `labels` shows the files under a directory under another
+    run label (a merged run's `DIR=LABEL`, blockbench.records.layout.run_dir)."""
     rows = []
+    given = {Path(d).resolve(): label for d, label in (labels or {}).items()}
     for path in files:
         record = read_record(path)
         base = cell_columns(record, path)
+        found = Path(path).resolve()
+        for directory, label in given.items():
+            if found.is_relative_to(directory):
+                base["run_label"] = label
         if not record["phases"]:
             rows.append({**base, "phase": None})
         for phase, stats in record["phases"].items():
@@ -166,9 +176,10 @@ def processes(files: Iterable[Path]) -> pd.DataFrame:
         first = clash.iloc[0]
         same = (clash[PROCESS] == first[PROCESS]).all(axis=1)
         files = sorted(set(clash[same]["source"]))
-        raise ValueError(
+        raise ResultFileError(
             f"cell {'/'.join(str(first[c]) for c in CELL)} (process {first['repeat']}) comes "
-            f"from several files ({', '.join(files)}): give each merged run its own run_label"
+            f"from several files ({', '.join(files)}): give each merged run its own label "
+            "(merge: DIR=LABEL)"
         )
     return df.sort_values([*PROCESS, "phase"], na_position="first").reset_index(drop=True)
 
@@ -197,20 +208,12 @@ def _share(counts: pd.Series, totals: pd.Series) -> tuple[float | None, float, f
     return k / n if n else None, low, high
 
 
-def replicate_key(cell: Sequence[Any], phases: str) -> str:
-    """Seeds the bootstrap of one cell's `phases` ("steady", "steady+host_to_device",
-    "asarray/steady"): the same replicates wherever they are drawn, the cell table or the
-    claims. `cell` holds the values of CELL."""
-    return "|".join(map(str, [*cell, phases]))
-
-
 def _phase_row(shared: dict[str, Any], phase: str, p: pd.DataFrame) -> dict[str, Any]:
     """One cell and phase from its processes: the estimate, its CI, their disagreement."""
     samples = [np.asarray(x, dtype=float) for x in p["kept_s"]]
-    estimate = resampling.estimate(samples)
-    low, high = resampling.interval(
-        resampling.replicates(samples, replicate_key([shared[c] for c in CELL], phase))
-    )
+    log = uncertainty.of_cell(samples)
+    estimate = math.exp(log.estimate)
+    low, high = (math.exp(x) for x in log.interval())
     medians = p["median_s"].astype(float)
     totals = p["n_all"].fillna(p["n"]).astype(int)
     disturbed, disturbed_low, disturbed_high = _share(p["disturbed"], totals)

@@ -11,9 +11,9 @@ from typing import Any
 
 import pandas as pd
 
-from blockbench.judge import resampling
 from blockbench.judge.pooling import pool_groups, pool_values
 from blockbench.judge.run_view import Missing, RunView, choose_size, ratio_at
+from blockbench.judge.uncertainty import Spread
 
 
 @dataclass(frozen=True)
@@ -24,7 +24,13 @@ class Point:
     low: float | None = None
     high: float | None = None
     note: str = ""  # "at 2000 (article 5000)", or "not run: no GPU"
-    df: float = math.inf  # degrees of freedom of the CI (processes - 1)
+    log: Spread | None = None  # the value's uncertainty on the log scale
+    processes: float = math.nan  # behind the value
+
+
+def point(log: Spread, processes: int, note: str) -> Point:
+    low, high = log.interval()
+    return Point(math.exp(log.estimate), math.exp(low), math.exp(high), note, log, processes)
 
 
 @dataclass(frozen=True)
@@ -68,9 +74,8 @@ def time_point(view: RunView, cell: dict[str, Any]) -> Point:
         size = choose_size(view, [term], cell["size"])
     except Missing:
         return Point(note=not_run(view, term))
-    value, reps = view.replicates([term], size)
-    low, high = resampling.interval(reps)
-    return Point(value, low, high, _at(size, cell["size"]), view.process_df([term], size))
+    log, processes = view.time_of([term], size)
+    return point(log, processes, _at(size, cell["size"]))
 
 
 def ratio_point(view: RunView, num: dict[str, Any], den: dict[str, Any]) -> Point:
@@ -82,21 +87,20 @@ def ratio_point(view: RunView, num: dict[str, Any], den: dict[str, Any]) -> Poin
     except Missing:
         missing = [t for t in terms if not view.sizes_ok(t)] or terms
         return Point(note=not_run(view, missing[-1]))
-    low, high = resampling.interval(got.replicates)
-    return Point(got.value, low, high, _at(size, num["size"]), got.df)
+    return point(got.log, got.processes, _at(size, num["size"]))
 
 
 def pooled_point(points: list[Point]) -> Point:
     """Runs' points of one row pooled on the log scale (blockbench.judge.pooling); only
-    where at least two runs measured it at the same size."""
-    got = [p for p in points if p.value is not None and p.low is not None and p.low > 0]
+    where the runs measured it at the same size, and enough of them to give an interval."""
+    got = [p for p in points if p.log is not None]
     if not got:
         return Point()  # no run measured it: each run's row already says why
     pooled = None
     if len({p.note for p in got}) == 1:
-        pooled = pool_values([(p.value, p.low, p.high, p.df) for p in got], "log")
-    if pooled is None:
-        return Point(note="not pooled")
+        pooled = pool_values([(p.log, p.processes) for p in got], "log")
+    if pooled is None or pooled.low is None:
+        return Point(note="not pooled" if pooled is None else "too few runs to pool")
     return Point(pooled.estimate, pooled.low, pooled.high, got[0].note)
 
 

@@ -5,10 +5,10 @@ A claim has parts; each part is one of
 - `trend`: the exponent of that ratio against size (> 0: it grows with size);
 - `growth`: the exponent of a phase's time against the workload's amount of work;
 - `check`: every named cell matched the float64 reference (and published values, if any).
-Every measured value carries a 95% CI from the cells' replicates
-(blockbench.judge.resampling.METHOD), widened by the between-run variance stored for the
-run's kind of machine where a study exists (blockbench.judge.studies, .random_effects), and
-a part `holds` when its whole CI satisfies its rule, `fails` when none of it does, and is
+Every measured value carries a 95% CI from its cells' processes
+(blockbench.judge.uncertainty.METHOD), judged with the spread of a between-run study's runs
+where one exists for the run's kind of machine (blockbench.judge.studies, .between_runs),
+and a part `holds` when its whole CI satisfies its rule, `fails` when none of it does, and is
 `inconclusive` when the CI straddles the rule's boundary.
 A part's `size` is the article's; measured at another size, its outcome is only
 indicative. The claim is `not_reproduced` when a part fails at the article's setup,
@@ -19,10 +19,10 @@ every part holds at the article's setup, and `inconclusive` otherwise.
 from dataclasses import dataclass, replace
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from blockbench.judge import resampling
+from blockbench.judge import uncertainty
+from blockbench.judge.between_runs import StudyPart, judged
 from blockbench.judge.claim_rules import FAILS, HOLDS, INCONCLUSIVE, decide
 from blockbench.judge.part_result import (
     NOT_REPRODUCED,
@@ -30,7 +30,6 @@ from blockbench.judge.part_result import (
     REPRODUCED,
     PartResult,
 )
-from blockbench.judge.random_effects import Between, widen
 from blockbench.judge.run_view import (
     MIN_SAMPLES,
     Missing,
@@ -40,28 +39,33 @@ from blockbench.judge.run_view import (
     choose_size,
     ratio_at,
 )
+from blockbench.judge.scales import from_scale
+from blockbench.judge.uncertainty import Spread
 from blockbench.judge.wording import part_ci, undecided
 
 
 def _result(
     part: dict[str, Any],
     value: float,
-    reps: np.ndarray | None,
+    spread: Spread | None,
     passed: bool | None = None,
+    scale: str = "log",
     **fields: Any,
 ) -> PartResult:
-    """A measured part, judged on this run's CI of its replicates (blockbench.judge.studies may
-    widen it later), or on `passed` (checks)."""
-    if reps is None:
+    """A measured part, judged on this run's own CI (a between-run study may judge it again,
+    `with_study`), or on `passed` (checks). `spread` is on the part's scale."""
+    if spread is None:
         low = high = None
         outcome = HOLDS if passed else FAILS
     else:
-        low, high = resampling.interval(reps)
+        low, high = (from_scale(x, scale) for x in spread.interval())
         outcome = decide(part["holds_if"], low, high)
     return PartResult(
         part["name"],
         outcome,
         measured=float(value),
+        spread=spread,
+        scale=scale,
         ci_low=low,
         ci_high=high,
         run_low=low,
@@ -82,7 +86,7 @@ def eval_ratio(view: RunView, part: dict[str, Any]) -> PartResult:
     return _result(
         part,
         got.value,
-        got.replicates,
+        got.log,
         size=size,
         devices={t["device"] for t in terms},
         models=got.models,
@@ -90,7 +94,7 @@ def eval_ratio(view: RunView, part: dict[str, Any]) -> PartResult:
         warnings=got.warnings,
         samples=got.samples,
         detail=got.how,
-        df=got.df,
+        processes=got.processes,
     )
 
 
@@ -103,25 +107,23 @@ def eval_trend(view: RunView, part: dict[str, Any]) -> PartResult:
             raise Missing(view.why_missing(lacking[0]))
         raise Missing(f"needs 3 sizes where every term measured fine, has {sizes}")
     each = [ratio_at(view, part, s) for s in sizes]
-    values = np.array([m.value for m in each])
-    slope = float(resampling.log_slope(sizes, values))
-    reps = resampling.log_slope(sizes, np.column_stack([m.replicates for m in each]))
+    slope = uncertainty.log_slope(sizes, [m.log for m in each])
     detail = (
-        f"ratio {values[0]:.3g} at {sizes[0]} -> {values[-1]:.3g} at {sizes[-1]}; "
+        f"ratio {each[0].value:.3g} at {sizes[0]} -> {each[-1].value:.3g} at {sizes[-1]}; "
         f"exponent of the ratio against size over {sizes}"
     )
     return _result(
         part,
+        slope.estimate,
         slope,
-        reps,
+        scale="linear",
         size=sizes[-1],
         devices={t["device"] for t in terms},
         models=each[-1].models,
         detail=detail,
         n_min=min(m.n_min for m in each),
         warnings=sorted({w for m in each for w in m.warnings}),
-        scale="linear",
-        df=min(m.df for m in each),
+        processes=min(m.processes for m in each),
     )
 
 
@@ -130,14 +132,13 @@ class Growth:
     """A phase's time against the workload's amount of work, fitted as a power law."""
 
     rows: pd.DataFrame  # the cells fitted, by size: size, work, median_s, n_min, device_model
-    exponent: float
-    replicates: np.ndarray
-    df: float
+    exponent: Spread
+    processes: int
 
 
 def growth_fit(view: RunView, term: dict[str, Any]) -> Growth:
     """The exponent of `term`'s time against work over every size measured (at least 3),
-    with replicates from each size's own."""
+    its uncertainty from each size's own."""
     rows = view.ok_rows(term).sort_values("size")
     if len(rows) < 3:
         if rows.empty:
@@ -146,13 +147,9 @@ def growth_fit(view: RunView, term: dict[str, Any]) -> Growth:
             f"needs 3 sizes of {term['workload']}/{term['impl']} {_phase(term)}, "
             f"has {sorted(rows['size'].tolist())}"
         )
-    work = rows["work"].astype(float).tolist()
-    slope = float(resampling.log_slope(work, rows["median_s"].to_numpy(float)))
-    reps = resampling.log_slope(
-        work, np.column_stack([view.replicates([term], s)[1] for s in rows["size"]])
-    )
-    df = min(view.process_df([term], s) for s in rows["size"])
-    return Growth(rows, slope, reps, df)
+    times = [view.time_of([term], s) for s in rows["size"]]
+    slope = uncertainty.log_slope(rows["work"].astype(float).tolist(), [t for t, _ in times])
+    return Growth(rows, slope, min(n for _, n in times))
 
 
 def eval_growth(view: RunView, part: dict[str, Any]) -> PartResult:
@@ -160,22 +157,23 @@ def eval_growth(view: RunView, part: dict[str, Any]) -> PartResult:
     fit = growth_fit(view, term)
     rows = fit.rows
     detail = (
-        f"{term['phase']} time ~ work^{fit.exponent:.2f} over sizes {rows['size'].tolist()} "
+        f"{term['phase']} time ~ work^{fit.exponent.estimate:.2f} "
+        f"over sizes {rows['size'].tolist()} "
         f"({rows['median_s'].iloc[0]:.3g} s to {rows['median_s'].iloc[-1]:.3g} s)"
     )
     few = rows[rows["n_min"] < MIN_SAMPLES]
     return _result(
         part,
+        fit.exponent.estimate,
         fit.exponent,
-        fit.replicates,
+        scale="linear",
         size=int(rows["size"].max()),
         devices={term["device"]},
         models={f"{term['device']}: {rows['device_model'].iloc[0]}"},
         detail=detail,
         n_min=int(rows["n_min"].min()),
         warnings=[f"{term['phase']} at {r.size}: {r.n_min} sample(s)" for r in few.itertuples()],
-        scale="linear",
-        df=fit.df,
+        processes=fit.processes,
     )
 
 
@@ -227,23 +225,13 @@ def evaluate_part(view: RunView, part: dict[str, Any]) -> PartResult:
         )
 
 
-def with_between(r: PartResult, between: Between | None) -> PartResult:
-    """The part judged again on its run's interval widened by a stored between-run variance
-    (random_effects.widen), the interval's shape on the analysis scale kept."""
-    se = r.se
-    if between is None or se is None or se <= 0:
+def with_study(r: PartResult, study: StudyPart | None) -> PartResult:
+    """The part judged again with the runs of a between-run study of its kind of machine
+    (blockbench.judge.between_runs.judged): never narrower than the run's own interval."""
+    if study is None or r.spread is None or study.runs < 2:
         return r
-    y = r.on_scale(r.measured)
-    low, high = r.on_scale(r.run_low), r.on_scale(r.run_high)
-    wide_low, wide_high, _ = widen(y, se, r.df, between)
-    stretch = (wide_high - wide_low) / (high - low)
-    if stretch <= 1 + 1e-12:  # the run's own interval stands (random_effects.widen)
-        low, high = r.run_low, r.run_high
-    else:
-        low, high = r.from_scale(y - (y - low) * stretch), r.from_scale(y + (high - y) * stretch)
-    return replace(
-        r, ci_low=low, ci_high=high, outcome=decide(r.condition, low, high), between=between
-    )
+    low, high = (r.from_scale(x) for x in judged(r.spread, r.processes, study))
+    return replace(r, ci_low=low, ci_high=high, outcome=decide(r.condition, low, high), study=study)
 
 
 def verdict(parts: list[PartResult]) -> tuple[str, str]:

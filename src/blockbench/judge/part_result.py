@@ -4,9 +4,10 @@ record every later step (verdicts, pooling, the report, the figures) reads."""
 import math
 from dataclasses import dataclass, field
 
+from blockbench.judge.between_runs import StudyPart
 from blockbench.judge.claim_rules import INCONCLUSIVE
-from blockbench.judge.random_effects import Between
-from blockbench.judge.scales import from_scale, on_scale, scaled
+from blockbench.judge.scales import from_scale, on_scale
+from blockbench.judge.uncertainty import Spread
 
 REPRODUCED, NOT_REPRODUCED, NOT_RUN = "reproduced", "not_reproduced", "not_run"
 VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_RUN)
@@ -34,22 +35,18 @@ class PartResult:
     samples: list[str] = field(default_factory=list)
     # the scale its uncertainty is modelled on: "log" (a ratio) or "linear" (an exponent)
     scale: str = "log"
-    df: float = math.inf  # degrees of freedom of this run's own interval
+    # this run's own uncertainty on the analysis scale (None: a check, or not measured)
+    spread: Spread | None = None
+    processes: float = math.nan  # the design: processes (or paired rounds) behind the value
     run_low: float | None = None  # this run's own interval, before any between-run term
     run_high: float | None = None
-    between: Between | None = None  # the between-run variance added (None: none known)
+    study: StudyPart | None = None  # the study's runs this part was judged with (None: none)
 
     def on_scale(self, x: float) -> float:
         return on_scale(x, self.scale)
 
     def from_scale(self, x: float) -> float:
         return from_scale(x, self.scale)
-
-    @property
-    def se(self) -> float | None:
-        """This run's own standard error on the analysis scale (from its own interval)."""
-        got = scaled(self.measured, self.run_low, self.run_high, self.df, self.scale)
-        return None if got is None else got[1]
 
     @property
     def indicative(self) -> bool:

@@ -1,46 +1,53 @@
 """Several runs on the same hardware as one answer per claim part.
 
 Runs of one grid on one kind of machine (and one JAX release) estimate the same thing; each
-run's own interval describes its processes only. Pooled with random-effects weights and the
-modified Knapp-Hartung interval (blockbench.random_effects.pool), they give one estimate whose
-interval also holds the spread between the runs, with the heterogeneity (Q, I^2, tau) beside
-it. Runs on different hardware are never pooled: they stay side by side.
+run's own interval describes its processes only. Pooled (blockbench.judge.between_runs.pool)
+they give one estimate, the runs' mean, whose interval holds the spread between runs: taken
+from the between-run study of that kind where one exists, and from the pooled runs' own
+spread where three or more are pooled. Two runs on an unstudied machine are too few: the
+pooled part says so, and each run keeps its own verdict. Runs on different hardware are
+never pooled: they stay side by side.
 """
 
 import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
-from blockbench.judge.claim_rules import FAILS, HOLDS, decide
+from blockbench.judge.between_runs import Pooled, StudyPart, pool
+from blockbench.judge.claim_rules import FAILS, HOLDS, INCONCLUSIVE, decide
 from blockbench.judge.claims import verdict
 from blockbench.judge.part_result import NOT_RUN, PartResult
-from blockbench.judge.random_effects import Pooled, pool
 from blockbench.judge.run_view import RunView
-from blockbench.judge.scales import from_scale, scaled
+from blockbench.judge.scales import from_scale
+from blockbench.judge.uncertainty import Spread
 
 
 @dataclass(frozen=True)
 class PooledPart:
     result: PartResult  # the part judged on the pooled estimate and interval
     runs: int  # runs that measured it
-    q: float = math.nan
     i2: float = math.nan
     tau: float = math.nan  # on the part's analysis scale
+    too_few: bool = False  # runs too few to give a pooled interval: each run's own stands
 
 
-def pool_values(runs: Sequence[tuple[Any, Any, Any, Any]], scale: str) -> Pooled | None:
-    """Runs' (value, low, high, df), each with its own t interval, pooled on the analysis
-    scale; the estimate and bounds come back on the natural scale. None where fewer than two
-    runs have a usable interval. The one place where runs are pooled: the claims, the article
-    figures and benchmarks/compare_runs.py all call it."""
-    points = [scaled(value, low, high, df, scale) for value, low, high, df in runs]
-    usable = [p for p in points if p is not None and p[1] > 0]
+def pool_values(
+    runs: Sequence[tuple[Spread, float]], scale: str, study: StudyPart | None = None
+) -> Pooled | None:
+    """Runs' own (Spread on the analysis scale, processes) pooled; the estimate and bounds
+    come back on the natural scale. None where fewer than two runs have an interval. The one
+    place where runs are pooled: the claims, the article figures and
+    benchmarks/compare_runs.py all call it."""
+    usable = [(s, n) for s, n in runs if s is not None and s.terms]
     if len(usable) < 2:
         return None
-    got = pool(*zip(*usable, strict=True))
-    back = {k: from_scale(getattr(got, k), scale) for k in ("estimate", "low", "high")}
+    owns, processes = [s for s, _ in usable], [n for _, n in usable]
+    got = pool([s.estimate for s in owns], owns, processes, study)
+    back = {
+        k: None if getattr(got, k) is None else from_scale(getattr(got, k), scale)
+        for k in ("estimate", "low", "high")
+    }
     return replace(got, **back)
 
 
@@ -77,17 +84,15 @@ def pool_part(parts: list[PartResult]) -> PooledPart:
             detail=f"worst of {len(measured)} runs",
         )
         return PooledPart(pooled, len(measured))
-    if any(p.se is None or p.se <= 0 for p in measured):
+    if any(p.spread is None or not p.spread.terms for p in measured):
         note = "not pooled: a run has no usable interval"
         return PooledPart(replace(first, detail=note), len(measured))
-    got = pool_values([(p.measured, p.run_low, p.run_high, p.df) for p in measured], first.scale)
+    study = next((p.study for p in measured if p.study is not None), None)
+    runs = [(p.spread, p.processes) for p in measured]
+    got = pool_values(runs, first.scale, study)
     assert got is not None  # every run has a usable interval
+    detail = f"{got.how}: I^2 = {got.i2:.0%}, tau = {got.tau:.3g} on the {first.scale} scale"
     low, high = got.low, got.high
-    tau = math.sqrt(got.tau2)
-    detail = (
-        f"pooled over {got.runs} runs (random effects, modified Knapp-Hartung): "
-        f"Q = {got.q:.3g}, I^2 = {got.i2:.0%}, tau = {tau:.3g} on the {first.scale} scale"
-    )
     pooled = replace(
         first,
         measured=got.estimate,
@@ -95,12 +100,13 @@ def pool_part(parts: list[PartResult]) -> PooledPart:
         ci_high=high,
         run_low=None,
         run_high=None,
-        between=None,
-        outcome=decide(first.condition, low, high),
+        spread=None,
+        study=study,
+        outcome=INCONCLUSIVE if low is None else decide(first.condition, low, high),
         detail=detail,
         warnings=sorted({w for p in measured for w in p.warnings}),
     )
-    return PooledPart(pooled, got.runs, got.q, got.i2, tau)
+    return PooledPart(pooled, got.runs, got.i2, got.tau, too_few=low is None)
 
 
 def pool_claim(per_run: list[list[PartResult]]) -> tuple[list[PooledPart], str, str]:

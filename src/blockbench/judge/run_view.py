@@ -1,17 +1,18 @@
-"""What one run measured, as the claims read it: its cells' values and process replicates,
-the sizes each cell has, and the paired ratio of two sets of cells at one size."""
+"""What one run measured, as the claims read it: its cells' values and their uncertainty
+(blockbench.judge.uncertainty), the sizes each cell has, and the paired ratio of two sets of
+cells at one size."""
 
 import math
 import re
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from blockbench.judge import resampling
-from blockbench.judge.aggregate import CELL, replicate_key
+from blockbench.judge import uncertainty
+from blockbench.judge.aggregate import CELL
 from blockbench.judge.studies import Kind, Study, kind_of
+from blockbench.judge.uncertainty import Spread
 from blockbench.records.spec import PHASES
 
 MIN_SAMPLES = 5  # fewer samples than this in a phase a part uses is flagged
@@ -54,7 +55,7 @@ def samples_note(row: Any, term: dict[str, Any]) -> str:
 
 
 class RunView:
-    """The cells of one run label, with their processes for resampling, and lookups that
+    """The cells of one run label, with their processes for the intervals, and lookups that
     explain what is missing."""
 
     def __init__(
@@ -75,8 +76,10 @@ class RunView:
         # a run measures one JAX release (blockbench.run.versions)
         self.jax_version = ", ".join(sorted(set(self.df["jax_version"].dropna())))
         self.kind = kind_of(self.df) if "cpu_model" in self.df else None
-        # the between-run study of this kind of machine, if one was made
-        self.study = (studies or {}).get(self.kind) if self.kind else None
+        # the between-run study of this kind of machine, if one was made by this method
+        found = (studies or {}).get(self.kind) if self.kind else None
+        self.study_note = found.why_not_applied() if found else ""
+        self.study = found if found and not self.study_note else None
 
     @classmethod
     def each(
@@ -97,12 +100,6 @@ class RunView:
         if self.kind is None:
             return None
         return (self.kind, self.jax_version)
-
-    def process_df(self, terms: list[dict[str, Any]], size: int) -> float:
-        """Degrees of freedom of an interval over the processes the terms share (their
-        count - 1); with one process, its samples (a normal approximation)."""
-        count = min(len(self.processes_of(t, size)) for t in terms)
-        return float(count - 1) if count > 1 else math.inf
 
     def _cell_rows(self, term: dict[str, Any], size: int | None = None) -> pd.DataFrame:
         d = self.df
@@ -154,32 +151,31 @@ class RunView:
             samples_note(row, term),
         )
 
-    def replicates(self, terms: list[dict[str, Any]], size: int) -> tuple[float, np.ndarray]:
-        """The summed time of `terms`, all of one cell, and its replicates: per process, the
-        phases are added; across processes, blockbench.judge.resampling. A single phase draws the
-        same replicates as its CI in the cell table."""
+    def time_of(self, terms: list[dict[str, Any]], size: int) -> tuple[Spread, int]:
+        """The log of the summed time of `terms`, all of one cell, and the processes behind
+        it: per process the phases are added, then blockbench.judge.uncertainty.of_cell
+        (a single phase gives the interval of the cell table)."""
         rows = [self.processes_of(t, size) for t in terms]
         common = sorted(set.intersection(*(set(r.index) for r in rows)))
-        cell = self._cell(terms[0], size)
         if len(common) == 1:  # one process: its samples are all there is
-            reps = sum(
-                resampling.of_samples(r.loc[common[0], "kept_s"], replicate_key(cell, _phase(t)))
-                for t, r in zip(terms, rows, strict=True)
-            )
-            return float(sum(r.loc[common[0], "median_s"] for r in rows)), reps
+            samples = [r.loc[common[0], "kept_s"] for r in rows]
+            if len(samples) == 1:
+                return uncertainty.of_samples(samples[0]), 1
+            parts = [uncertainty.of_samples(x) for x in samples]
+            return uncertainty.log_sum(parts), 1
         per_process = sum(r.loc[common, "median_s"].to_numpy(float) for r in rows)
-        key = replicate_key(cell, "+".join(map(_phase, terms)))
-        return resampling.geometric_mean(per_process), resampling.of_processes(per_process, key)
+        return uncertainty.of_processes(per_process), len(common)
 
     def _cell(self, term: dict[str, Any], size: int) -> tuple:
         return (self.run_label, term["device"], term["workload"], term["impl"], size)
 
-    def paired_ratio(self, num: list, den: list, size: int) -> tuple[float, np.ndarray] | None:
-        """num / den paired by process: when every term is a phase of one cell measured by
-        several processes, or the terms' cells were measured back to back in one block,
-        round by round (blockbench.run.run_order). The ratio is taken within each process (round)
-        first, so what it shares (the placement, the machine's minute) cancels, and its CI
-        comes from the spread over processes (rounds). None where pairing does not apply."""
+    def paired_ratio(self, num: list, den: list, size: int) -> tuple[Spread, int] | None:
+        """log(num / den) paired by process, and the processes (rounds) it stands on: when
+        every term is a phase of one cell measured by several processes, or the terms' cells
+        were measured back to back in one block, round by round (blockbench.run.run_order).
+        The ratio is taken within each process (round) first, so what it shares (the
+        placement, the machine's minute) cancels, and its t has one df fewer than the rounds
+        both sides share. None where pairing does not apply."""
         cells = {(t["device"], t["workload"], t["impl"]) for t in num + den}
         rows = {id(t): self.processes_of(t, size) for t in num + den}
         if len(cells) != 1:
@@ -190,17 +186,10 @@ class RunView:
         if len(common) < 2:
             return None
 
-        def side(terms: list) -> np.ndarray:
+        def side(terms: list) -> Any:
             return sum(rows[id(t)].loc[common, "median_s"].to_numpy(float) for t in terms)
 
-        ratios = side(num) / side(den)
-
-        def name(t: dict[str, Any]) -> str:  # the impl only where the cells differ
-            return _phase(t) if len(cells) == 1 else f"{t['device']}/{t['impl']}:{_phase(t)}"
-
-        phases = "+".join(map(name, num)) + "/" + "+".join(map(name, den))
-        key = replicate_key(self._cell(num[0], size), phases)
-        return resampling.geometric_mean(ratios), resampling.of_processes(ratios, key)
+        return uncertainty.of_processes(side(num) / side(den)), len(common)
 
 
 def term_warnings(warnings: str, phase: str) -> list[str]:
@@ -248,21 +237,25 @@ def choose_size(view: RunView, terms: list[dict[str, Any]], article_size: int | 
 
 @dataclass
 class Measured:
-    """What the terms of one part gave at one size: the value and its replicates."""
+    """What the terms of one part gave at one size: the log of the ratio, with its
+    uncertainty, and the processes (or paired rounds) behind it."""
 
-    value: float
-    replicates: np.ndarray
+    log: Spread
+    processes: int
     models: set[str]
     n_min: int
     warnings: list[str]
     samples: list[str]
     how: str  # how num and den were paired, if they were
-    df: float  # of the interval of its replicates
+
+    @property
+    def value(self) -> float:
+        return math.exp(self.log.estimate)
 
 
 def ratio_at(view: RunView, part: dict[str, Any], size: int) -> Measured:
-    """num / den at one size, with replicates: paired within processes where all terms are
-    phases of one cell, else each side's cells resampled on their own."""
+    """num / den at one size: paired within processes (rounds) where it can be, else each
+    side's cells on their own, a side's cells summed, and the sides' terms combined."""
     num, den = _terms(part["num"]), _terms(part["den"])
     models: set[str] = set()
     counts: list[int] = []
@@ -286,23 +279,22 @@ def ratio_at(view: RunView, part: dict[str, Any], size: int) -> Measured:
         how = "cells measured back to back in one block; ratio paired over its rounds"
     if paired is None:
 
-        def side(terms: list) -> tuple[float, np.ndarray]:
+        def side(terms: list) -> tuple[Spread, int]:
             by_cell: dict[tuple, list] = {}
             for t in terms:
                 by_cell.setdefault((t["device"], t["workload"], t["impl"]), []).append(t)
-            got = [view.replicates(group, size) for group in by_cell.values()]
-            return sum(v for v, _ in got), sum(r for _, r in got)
+            got = [view.time_of(group, size) for group in by_cell.values()]
+            return uncertainty.log_sum([g for g, _ in got]), min(n for _, n in got)
 
-        (n_value, n_reps), (d_value, d_reps) = side(num), side(den)
-        paired = (n_value / d_value, n_reps / d_reps)
-    value, reps = paired
+        (top, n_top), (bottom, n_bottom) = side(num), side(den)
+        paired = (top.plus(bottom.times(-1.0)), min(n_top, n_bottom))
+    log, processes = paired
     return Measured(
-        value,
-        reps,
+        log,
+        processes,
         models,
         min(counts),
         sorted(set(warnings)),
         list(dict.fromkeys(samples)),
         how,
-        view.process_df(num + den, size),
     )

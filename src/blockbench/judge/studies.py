@@ -1,10 +1,13 @@
-"""Between-run studies on disk: which kind of machine a run measured on, and the stored
-between-run variance of each claim part for that kind (config/between_run/*.yaml).
+"""Between-run studies on disk: which kind of machine a run measured on, and each claim
+part's values in the study's runs for that kind (config/between_run/*.yaml).
 
 A study is written by benchmarks/between_run_study.py from several runs of one grid on one
 kind of machine; the claims stage reads every study and applies the one whose kind matches a
-run's. The kind is what a run cannot change about its machine (CPU model, logical CPUs, GPU
-models), not its hostname: two nodes of one cluster partition share a study.
+run's, if it was made by the method that judges the run (METHOD_VERSION): a study of another
+method measured something else and is treated as absent, with the reason said. The kind is
+what a run cannot change about its machine (CPU model, logical CPUs, GPU models), not its
+hostname: two nodes of one cluster partition share a study. What decided the study's noise
+(whether the cores kept their speed, as benchmarks/core_speed.py tells) is recorded with it.
 """
 
 from collections.abc import Iterable
@@ -16,9 +19,14 @@ import pandas as pd
 import yaml
 
 from blockbench.errors import InputError
-from blockbench.judge.random_effects import Between
+from blockbench.judge.between_runs import StudyPart
+from blockbench.records.spec import METHOD_VERSION
 
-STUDY_VERSION = 1
+STUDY_VERSION = 2
+# Studies below this many process values (runs x processes) seldom hold a process from a
+# rare slow mode (with 20% slow, 0.8^9 = 13% of studies of 3 runs x 3 processes hold none),
+# so on a host whose cores change speed they can miss it (docs/statistics.md).
+MIN_PROCESS_VALUES = 15
 
 
 class StudyFileError(InputError):
@@ -52,34 +60,56 @@ def kind_of(cells: pd.DataFrame) -> Kind | None:
 
 @dataclass
 class Study:
-    """The between-run variance of every claim part, for one kind of machine."""
+    """Each claim part's values in several runs on one kind of machine."""
 
     kind: Kind
     runs: list[dict[str, Any]]  # label, started (UTC), commit of each run studied
-    parts: dict[tuple[str, str], Between] = field(default_factory=dict)
+    parts: dict[tuple[str, str], StudyPart] = field(default_factory=dict)
     source: str = ""
+    method: int = METHOD_VERSION  # the measuring and judging method that made its runs
+    core_speed: str = "unknown"  # what benchmarks/core_speed.py said of the host
 
-    def between(self, claim_id: str, part: str) -> Between | None:
+    def part(self, claim_id: str, part: str) -> StudyPart | None:
         return self.parts.get((claim_id, part))
+
+    @property
+    def current(self) -> bool:
+        return self.method == METHOD_VERSION
+
+    def why_not_applied(self) -> str:
+        """'' where the study applies to a run of its kind, else why it does not."""
+        if self.current:
+            return ""
+        return (
+            f"the study {self.source} was made by method version {self.method} and this "
+            f"is version {METHOD_VERSION}: not applied (re-make it: docs/studies.md)"
+        )
+
+    def too_small(self, part: StudyPart) -> bool:
+        """Too few process values to see a rare slow mode of a host whose cores change speed."""
+        return part.runs * part.processes < MIN_PROCESS_VALUES
 
     def to_yaml(self) -> str:
         parts: dict[str, dict[str, Any]] = {}
-        for (claim_id, name), b in sorted(self.parts.items()):
+        for (claim_id, name), p in sorted(self.parts.items()):
             parts.setdefault(claim_id, {})[name] = {
-                "tau": round(b.tau, 6),
-                "df": round(b.df, 3),
-                "runs": b.runs,
+                "values": [round(v, 6) for v in p.values],
+                "own_se": [round(v, 6) for v in p.own_se],
+                "processes": p.processes,
             }
         body = {
             "version": STUDY_VERSION,
+            "method": self.method,
             "kind": self.kind.as_dict(),
+            "core_speed": self.core_speed,
             "runs": self.runs,
             "parts": parts,
         }
         head = (
-            "# Between-run variance of each claim part on one kind of machine (tau on the\n"
-            "# scale the part is judged on: log of a ratio, or an exponent as it is), written\n"
-            "# by benchmarks/between_run_study.py; read by the claims stage.\n"
+            "# Each claim part's value and own standard error in several runs on one kind of\n"
+            "# machine (on the scale the part is judged on: log of a ratio, or an exponent),\n"
+            "# with the processes behind each value; written by\n"
+            "# benchmarks/between_run_study.py and read by the claims stage.\n"
         )
         return head + yaml.safe_dump(body, sort_keys=False, allow_unicode=True)
 
@@ -88,19 +118,27 @@ def read_study(path: Path) -> Study:
     try:
         data = yaml.safe_load(Path(path).read_text())
         if data.get("version") != STUDY_VERSION:
-            raise StudyFileError(f"{path}: study version {data.get('version')!r}, reads 1")
+            raise StudyFileError(
+                f"{path}: study file version {data.get('version')!r}, this blockbench reads "
+                f"{STUDY_VERSION}: re-make it (docs/studies.md)"
+            )
         k = data["kind"]
         kind = Kind(str(k["cpu_model"]), int(k["cpus"]), tuple(k.get("gpus") or ()))
         parts = {
-            (str(claim_id), str(name)): Between(
-                float(v["tau"]) ** 2, float(v["df"]), int(v["runs"])
+            (str(claim_id), str(name)): StudyPart(
+                tuple(float(x) for x in v["values"]),
+                float(v["processes"]),
+                tuple(float(x) for x in v["own_se"]),
             )
             for claim_id, named in (data.get("parts") or {}).items()
             for name, v in named.items()
         }
+        method, core_speed = int(data["method"]), str(data.get("core_speed", "unknown"))
+    except StudyFileError:
+        raise
     except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError, AttributeError) as exc:
         raise StudyFileError(f"{path}: not a between-run study ({exc})") from exc
-    return Study(kind, list(data.get("runs") or []), parts, str(path))
+    return Study(kind, list(data.get("runs") or []), parts, str(path), method, core_speed)
 
 
 def read_studies(paths: Iterable[str | Path]) -> dict[Kind, Study]:

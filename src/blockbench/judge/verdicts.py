@@ -1,5 +1,5 @@
-"""The claims tables: every run judged (with the between-run variance of its kind of machine
-where a study exists), runs on the same hardware pooled, and where runs disagree.
+"""The claims tables: every run judged (with the between-run study of its kind of machine
+where one exists), runs on the same hardware pooled, and where runs disagree.
 
 One row per (run, claim) in the claims table, one per (run, claim, part) in the parts
 table; pooled columns repeat on every run of a pool so that each row reads on its own.
@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from blockbench.judge.claims import evaluate_part, verdict, with_between
+from blockbench.judge.claims import evaluate_part, verdict, with_study
 from blockbench.judge.part_result import PartResult
 from blockbench.judge.pooling import PooledPart, pool_claim, pool_groups
 from blockbench.judge.run_view import RunView
@@ -28,6 +28,11 @@ class Pool:
     reason: str
     runs: list[str]
 
+    @property
+    def primary(self) -> bool:
+        """The pooled verdict is the one to quote unless a part was too few runs to pool."""
+        return not any(p.too_few for p in self.parts)
+
 
 def _judge_runs(
     views: list[RunView], claims: list[dict[str, Any]]
@@ -38,8 +43,8 @@ def _judge_runs(
             parts = []
             for part in claim["parts"]:
                 result = evaluate_part(view, part)
-                stored = view.study.between(claim["id"], part["name"]) if view.study else None
-                parts.append(with_between(result, stored))
+                stored = view.study.part(claim["id"], part["name"]) if view.study else None
+                parts.append(with_study(result, stored))
             judged[(view.run_label, claim["id"])] = parts
     return judged
 
@@ -70,8 +75,8 @@ def _pooled_columns(pool: Pool | None, index: int = 0) -> dict[str, Any]:
             "pooled_ci_high": None,
             "pooled_verdict": "",
             "i2": None,
-            "q": None,
             "tau": None,
+            "pooled_detail": "",
         }
     part = pool.parts[index]
     return {
@@ -82,8 +87,18 @@ def _pooled_columns(pool: Pool | None, index: int = 0) -> dict[str, Any]:
         "pooled_ci_high": part.result.ci_high,
         "pooled_verdict": pool.verdict if index == 0 else part.result.outcome,
         "i2": None if math.isnan(part.i2) else part.i2,
-        "q": None if math.isnan(part.q) else part.q,
         "tau": None if math.isnan(part.tau) else part.tau,
+        "pooled_detail": part.result.detail,
+    }
+
+
+def _own(r: PartResult) -> dict[str, Any]:
+    """A run's own uncertainty as table cells: the t terms on the part's scale and the
+    processes (rounds) behind it, which pooling reads back (blockbench.judge.pooling)."""
+    measured = r.spread is not None and r.run_low is not None
+    return {
+        "run_spread": r.spread.to_text() if measured else None,
+        "processes": r.processes if measured else None,
     }
 
 
@@ -113,12 +128,14 @@ def judge(
                     "slug": claim["slug"],
                     "source": claim["source"],
                     "verdict": verdict_,
+                    # the one to quote: the pooled verdict where runs are pooled, else its own
+                    "primary_verdict": pool.verdict if pool and pool.primary else verdict_,
                     "measured": head.measured,
                     "ci_low": head.ci_low,
                     "ci_high": head.ci_high,
                     "run_ci_low": head.run_low,
                     "run_ci_high": head.run_high,
-                    "run_df": head.df if head.run_low is not None else None,
+                    **_own(head),
                     "scale": head.scale,
                     "between_run": between_note(view, parts),
                     **_pooled_columns(pool),
@@ -163,7 +180,7 @@ def judge(
                         "ci_high": r.ci_high,
                         "run_ci_low": r.run_low,
                         "run_ci_high": r.run_high,
-                        "run_df": r.df if r.run_low is not None else None,
+                        **_own(r),
                         "scale": r.scale,
                         "article": r.article,
                         "condition": r.condition,
@@ -203,7 +220,7 @@ def disagreements(table: pd.DataFrame) -> pd.Series:
     measured the same claim outside this run's CI, or reached another verdict, say so
     (another release is an axis, not a disagreement). The same hardware is the same kind of
     machine, as pooling defines it (`machine`; older tables: the device models). Where no
-    between-run study widens a run's CI, it holds its processes' spread only, not what
+    between-run study judges a run's CI, it holds its processes' spread only, not what
     changes between runs, and merged runs are where that shows."""
     notes = pd.Series("", index=table.index, dtype=object)
     key = "machine" if "machine" in table else "device_model"

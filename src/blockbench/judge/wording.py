@@ -2,11 +2,13 @@
 undecided, as the claims table, the report and the figures print them."""
 
 import math
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from blockbench.judge.part_result import PartResult
+from blockbench.judge.studies import MIN_PROCESS_VALUES
 
 if TYPE_CHECKING:
     from blockbench.judge.run_view import RunView
@@ -40,18 +42,31 @@ def _missing(x: Any) -> bool:
 
 
 def between_note(view: "RunView", parts: list[PartResult]) -> str:
-    """What a run's intervals cover, in the words claims.md and the report use ('' where
-    the claim has no interval in this run: a check, or nothing measured)."""
+    """What a run's intervals cover, and which between-run study judged them and why, in the
+    words claims.md and the report use ('' where the claim has no interval in this run: a
+    check, or nothing measured)."""
     if all(p.run_low is None for p in parts):
         return ""
     if view.kind is None:
         return "covers this run only: its cells do not name their machine"
     if view.study is None:
-        return f"covers this run only: no between-run study for {view.kind.describe()}"
-    if not any(p.between is not None for p in parts):
+        why = view.study_note or f"no between-run study for {view.kind.describe()}"
+        return f"covers this run only: {why}"
+    studied = [p.study for p in parts if p.study is not None]
+    if not studied:
         return f"covers this run only: the study of {view.kind.describe()} lacks this claim"
-    runs = len(view.study.runs)
-    return f"includes between-run variance measured from {runs} runs on this kind of machine"
+    study = view.study
+    said = (
+        f"includes the spread between {len(study.runs)} runs on this kind of machine "
+        f"(study {Path(study.source).name or 'given'}, same machine kind and method; its "
+        f"host's cores: {study.core_speed})"
+    )
+    if study.core_speed != "steady" and any(study.too_small(s) for s in studied):
+        said += (
+            f"; under {MIN_PROCESS_VALUES} process values (runs x processes): on a host "
+            "whose cores change speed the study may hold no slow process"
+        )
+    return said
 
 
 def part_line(p: PartResult) -> str:

@@ -106,9 +106,18 @@ def disturbance_record(collected: Collected) -> dict[str, Any] | None:
     }
 
 
+def clean_median(samples: list[float], disturbance: dict[str, Any] | None) -> float | None:
+    """The median of the samples the kernel saw no disturbance in, from either side (None
+    where it saw none of them, or none were clean): beside the statistics, not in them."""
+    if disturbance is None:
+        return None
+    clean = [s for s, cause in zip(samples, disturbance["cause"], strict=True) if not cause]
+    return float(np.median(clean)) if clean else None
+
+
 def phase_record(collected: Collected) -> dict[str, Any]:
-    """Statistics over the undisturbed samples, where there are enough of them (`kept`);
-    every raw sample and the kernel's account of it kept beside them."""
+    """Statistics over the samples no other process disturbed, where there are enough of
+    them (`kept`); every raw sample and the kernel's account of it kept beside them."""
     record: dict[str, Any] = {"samples_s": collected.samples_s}
     disturbance = disturbance_record(collected)
     if disturbance is not None:
@@ -119,6 +128,7 @@ def phase_record(collected: Collected) -> dict[str, Any]:
         **summarize(kept).as_dict(),
         "n_all": len(collected.samples_s),
         "median_all_s": float(np.median(collected.samples_s)),
+        "clean_median_s": clean_median(collected.samples_s, disturbance),
         "slow_mode": slow_mode(collected.samples_s),
         "loops": collected.loops,
         "converged": collected.converged,
@@ -274,11 +284,10 @@ def warnings(record: dict[str, Any], rule_min_samples: int, device: str = "cpu")
 def disturbance_warnings(name: str, phase: dict[str, Any]) -> list[str]:
     out = []
     dist = phase.get("disturbance")
-    if dist and phase.get("kept") == "all" and (dist["outside"] or dist["inside"]):
+    if dist and phase.get("kept") == "all" and dist["outside"]:
         out.append(
             f"{name}: {dist['outside']} of {len(dist['cause'])} samples disturbed by another "
-            f"process and {dist['inside']} inside the cell: too few left undisturbed, "
-            "statistics over all samples"
+            "process: too few left, statistics over all samples"
         )
     slow = phase.get("slow_mode")
     if slow and slow["n"] >= 2 and slow["fraction"] >= SLOW_SHARE:

@@ -26,7 +26,14 @@ from typing import Any
 from blockbench.measure import cores, provenance
 from blockbench.measure.host_load import HostLoad, load_warnings
 from blockbench.records.layout import installed_jax
-from blockbench.records.spec import DEVICES, EXIT_BAD_CELL, PHASES, CellSpec, StopRule
+from blockbench.records.spec import (
+    DEVICES,
+    EXIT_BAD_CELL,
+    METHOD_VERSION,
+    PHASES,
+    CellSpec,
+    StopRule,
+)
 from blockbench.records.store import (
     SCHEMA_VERSION,
     can_validate,
@@ -364,6 +371,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     record = {
         "schema_version": SCHEMA_VERSION,
+        "method_version": METHOD_VERSION,
         "cell": spec.cell,
         "repeat": args.repeat,
         "warnings": [],

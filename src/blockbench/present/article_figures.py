@@ -20,7 +20,6 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import FormatStrFormatter, NullFormatter
 from matplotlib.transforms import blended_transform_factory
 
-from blockbench.judge import resampling
 from blockbench.judge.article_points import (
     Point,
     Row,
@@ -140,8 +139,8 @@ def _legend(
     for members in pool_groups(views):
         handles.append(Line2D([], [], marker="s", ls="-", color=POOLED_COLOR, ms=3.5))
         labels.append(
-            f"{pooled_label(members)} (same machine kind; random effects, "
-            "modified Knapp-Hartung 95% CI)"
+            f"{pooled_label(members)} (same machine kind; the runs' mean, 95% CI from "
+            "the spread between runs)"
         )
     for handle, label in extra:
         handles.append(handle)
@@ -328,20 +327,21 @@ def _compile_growth(
             continue
         rows = fit.rows
         work = rows["work"].to_numpy(float)
-        ci = [resampling.interval(view.replicates([term], s)[1]) for s in rows["size"]]
-        lows, highs = (np.array(x) for x in zip(*ci, strict=True))
+        ci = [view.time_of([term], s)[0].interval() for s in rows["size"]]
+        lows, highs = (np.exp(np.array(x)) for x in zip(*ci, strict=True))
         med = rows["median_s"].to_numpy(float)
         ax.errorbar(
             work, med, yerr=[med - lows, highs - med], fmt="o", color=color, ms=3.5, capsize=2, lw=1
         )
-        lo, hi = resampling.interval(fit.replicates)
+        lo, hi = fit.exponent.interval()
+        exponent = fit.exponent.estimate
         xs = np.geomspace(work.min(), work.max(), 20)
-        scale = math.exp(np.mean(np.log(med)) - fit.exponent * np.mean(np.log(work)))
-        ax.plot(xs, scale * xs**fit.exponent, color=color, lw=1)
+        scale = math.exp(np.mean(np.log(med)) - exponent * np.mean(np.log(work)))
+        ax.plot(xs, scale * xs**exponent, color=color, lw=1)
         fits.append(
             (
                 Line2D([], [], color=color, lw=1),
-                f"run {view.run_label}: fitted exponent {fit.exponent:.2f} [{lo:.2f}, {hi:.2f}]",
+                f"run {view.run_label}: fitted exponent {exponent:.2f} [{lo:.2f}, {hi:.2f}]",
             )
         )
         for r in rows.itertuples():

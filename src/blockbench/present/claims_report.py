@@ -9,19 +9,24 @@ from typing import Any
 
 import pandas as pd
 
-from blockbench.judge import resampling
+from blockbench.judge import uncertainty
+from blockbench.judge.between_runs import MIN_UNSTUDIED
 from blockbench.judge.wording import fmt, value_ci
 
 LEGEND = (
-    f"Every value is shown with its 95% confidence interval: {resampling.METHOD}; widened by "
-    "the variance between runs where a study of the machine's kind measured it (each run "
-    "says whether its intervals include it). A part **holds** when its "
+    f"Every value is shown with its 95% confidence interval: {uncertainty.METHOD}. Where a "
+    "between-run study of the machine's kind exists (made by this method), a run's interval "
+    "is the wider of its own and the study's runs' spread times a Student t on one df fewer "
+    "than the study's runs (each run says which study, if any, its intervals include). A "
+    "part **holds** when its "
     "whole interval satisfies its rule, **fails** when none of it does, and is "
     "**inconclusive** when the interval straddles the rule. A claim is **reproduced** when "
     "every part holds at the article's setup, **not_reproduced** when a part fails at the "
     "article's setup, **not_run** when a cell it needs was not measured (the reason is "
     "given), and **inconclusive** otherwise: an undecided part, or a part measured only at "
-    "another size than the article's (shown, never decisive)."
+    "another size than the article's (shown, never decisive). One failing part is enough "
+    "for **not_reproduced**. The verdict to quote is the pooled one where runs are pooled, "
+    "a run's own otherwise."
 )
 
 
@@ -97,11 +102,13 @@ OTHER_RUNS = (
 
 POOLED = (
     "Runs on the same kind of machine (and JAX release) pooled into one estimate per claim: "
-    "random-effects weights and the modified Knapp-Hartung 95% interval, which holds the "
-    "spread between the runs as well as each run's own. Q is Cochran's heterogeneity "
-    "statistic, I^2 the share of the spread between runs that their own intervals do not "
-    "explain, tau the between-run standard deviation (of the log ratio, or of an exponent). "
-    "Runs on different hardware are never pooled."
+    "the runs' mean, with a 95% interval from the spread between runs (the between-run "
+    "study's, and these runs' own where there are at least "
+    f"{MIN_UNSTUDIED}: the wider), so it holds what changes between runs as well as each "
+    f"run's own noise. Fewer than {MIN_UNSTUDIED} runs on a machine with no study are too "
+    "few to pool: no interval, and each run's own verdict stands. tau is the between-run "
+    "standard deviation beyond the runs' own errors (of the log ratio, or of an exponent), "
+    "I^2 = tau^2 over the runs' variance. Runs on different hardware are never pooled."
 )
 
 
@@ -122,7 +129,7 @@ def _pooled_rows(
 ) -> list[list[str]]:
     """Header and one row per claim: the pooled figures, then each run's own. `code` is
     the markup's inline-code quote (` in Markdown, `` in reStructuredText)."""
-    out = [["claim", "pooled verdict", "pooled [95% CI]", "Q", "I^2", "tau"]]
+    out = [["claim", "pooled verdict", "pooled [95% CI]", "I^2", "tau"]]
     out[0] += [f"run {r}" for r in runs]
     for r in rows.itertuples():
         each = []
@@ -135,7 +142,6 @@ def _pooled_rows(
                 f"{r.claim_id} {code}{r.slug}{code}",
                 f"**{r.pooled_verdict}**",
                 value_ci(r.pooled_value, r.pooled_ci_low, r.pooled_ci_high) or EMPTY,
-                fmt(r.q) or EMPTY,
                 EMPTY if pd.isna(r.i2) else f"{r.i2:.0%}",
                 fmt(r.tau) or EMPTY,
                 *each,

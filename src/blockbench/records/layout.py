@@ -33,6 +33,16 @@ def version_of(label: str) -> str:
     return label.split(SEPARATOR, 1)[1] if SEPARATOR in label else installed_jax()
 
 
+def run_dir(entry: str | Path) -> tuple[Path, str | None]:
+    """A merged run as `DIR` or `DIR=LABEL`: its directory, and the label its cells are
+    shown under (None: the label each file records). Two runs made with the default label
+    (`local`) are told apart this way without measuring either again."""
+    directory, sep, label = str(entry).rpartition("=")
+    if not sep or Path(entry).is_dir():
+        return Path(entry), None
+    return Path(directory), label
+
+
 def raw_files(directory: str | Path) -> list[Path]:
     """All measurement files of one run directory (device/workload/impl/size/repeat.json)."""
     return sorted(Path(directory).glob(re.sub(r"\{\w+\}", "*", IN_RUN)))

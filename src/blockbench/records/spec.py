@@ -6,6 +6,10 @@ from typing import Any
 DEVICES = ("cpu", "gpu", "tpu")
 # The level of every interval blockbench computes, records (`ci95_s`) and reports.
 CONFIDENCE = 0.95
+# The version of the measuring and judging method: raised by any change that moves a value or
+# an interval (what a sample keeps, how a cell's interval is built). A between-run study made
+# by another version describes another method and is not applied (blockbench.judge.studies).
+METHOD_VERSION = 2
 # Every phase a cell can have, in the order a user meets them (and the harness measures them).
 PHASES = (
     "host_to_device",

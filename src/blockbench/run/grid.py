@@ -10,10 +10,9 @@ blocks ask for is measured once, with the phases of both.
 
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
-from blockbench.records.layout import RAW, raw_files
+from blockbench.records.layout import RAW, raw_files, run_dir
 from blockbench.records.spec import PHASES, per_process
 from blockbench.run import versions
 from blockbench.workloads.registry import STYLE_PHASES, WORKLOADS, impls_of
@@ -80,12 +79,13 @@ def check(config: dict[str, Any]) -> None:
     for i, spec in enumerate(config["workloads"]):
         _check_block(f"workloads[{i}] ({spec['name']})", spec)
     versions.check(config, config.get("jax_envs", ".venvs"))
-    for i, run in enumerate(config.get("merge", [])):
-        if not Path(run).is_dir():
-            raise ConfigError(f"config key merge[{i}]: {run!r} is not a directory")
-        if not raw_files(Path(run)):
+    for i, entry in enumerate(config.get("merge", [])):
+        run = run_dir(entry)[0]
+        if not run.is_dir():
+            raise ConfigError(f"config key merge[{i}]: {str(run)!r} is not a directory")
+        if not raw_files(run):
             raise ConfigError(
-                f"config key merge[{i}]: {run!r} holds no measurements laid out as "
+                f"config key merge[{i}]: {str(run)!r} holds no measurements laid out as "
                 "<device>/<workload>/<impl>/<size>/<repeat>.json (a run of an older "
                 "blockbench must be measured again)"
             )

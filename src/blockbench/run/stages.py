@@ -1,6 +1,6 @@
 """The workflow's stages as functions: what each Snakemake script calls, testable without it."""
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,11 +38,12 @@ def read_claims(claims_file: str | Path, articles_file: str | Path) -> list[dict
     return claim_rules.load(claims_file, articles.load(articles_file))
 
 
-def build_tables(raw: list[str], out: Any) -> pd.DataFrame:
+def build_tables(raw: list[str], out: Any, labels: Mapping[str, str] | None = None) -> pd.DataFrame:
     """Processes (one row per worker process and phase, raw samples in the Parquet file),
     cells (CSV, Parquet, Markdown) and each cell's speedup over its workload's baseline.
-    Claims are judged once, by the claims stage, which writes their parts' table."""
-    proc = processes(Path(p) for p in raw)
+    Claims are judged once, by the claims stage, which writes their parts' table. `labels`:
+    the merged runs shown under a label of their own (directory -> label)."""
+    proc = processes((Path(p) for p in raw), labels)
     proc.to_parquet(out.processes, index=False)
     write_table(proc.drop(columns=["samples_s"]), Path(out.processes_csv))
     df = cells(proc)

@@ -1,0 +1,132 @@
+"""What changes between runs: a run judged with the spread of a study's runs, and several
+runs pooled into one answer.
+
+A run's own interval describes its worker processes. Runs of one grid on one kind of
+machine, made at different times, differ by more than that (the machine's state on another
+day: Kalibera and Jones, "Rigorous benchmarking in reasonable time", 2013, variance at each
+level of repetition). The model is one-way random effects (ISO 5725-2's reproducibility):
+run i's value is y_i = mu + b_i + e_i, with b_i between runs and e_i within the run. For runs
+of one design (the same number of processes behind each value) the y_i are alike, and a new
+run's y minus mu, over the spread S of k earlier runs' values, is a Student t on k - 1
+degrees of freedom whatever the split between b and e: no variance component is estimated.
+
+- `judged`: one run's interval with a study: half-width max(t_{k-1} S, the run's own). A run
+  with fewer processes than the study's design also carries the within-run variance its
+  design lacks, sigma^2 (1/R_run - 1/R_study), added as a second t term (the exact
+  distribution of the sum, blockbench.judge.uncertainty), with sigma^2 the per-process
+  variance from the study's own runs (k (R - 1) df), or from this run's (the wider).
+  Monotone in S and in the run's own spread by construction.
+- `pool`: several runs of one kind as one estimate: their mean, with the study's S over
+  sqrt(runs) where a study exists, and with the runs' own spread on runs - 1 df where three
+  or more are pooled (the wider of the two); two runs with no study are too few.
+"""
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from blockbench.judge.uncertainty import Spread
+
+MIN_UNSTUDIED = 3  # runs pooled with no study: their own spread is all there is
+
+
+@dataclass(frozen=True)
+class StudyPart:
+    """One claim part as the runs of a study measured it: each run's value on the part's
+    scale, and the design (processes or rounds behind a value, the median over the runs)."""
+
+    values: tuple[float, ...]
+    processes: float
+    own_se: tuple[float, ...] = ()  # each run's own standard error on the same scale
+
+    @property
+    def runs(self) -> int:
+        return len(self.values)
+
+    @property
+    def spread(self) -> float:
+        """S: the standard deviation of the runs' values."""
+        return float(np.std(self.values, ddof=1))
+
+    def term(self) -> Spread:
+        """A run's error as the study measured it: S times a t on k - 1 df."""
+        return Spread(0.0, ((self.spread, self.runs - 1.0),))
+
+    def lacking(self, processes: float) -> Spread:
+        """The within-run error a run of `processes` has beyond a study run's: the study's
+        per-process variance times (1/R_run - 1/R_study), a t on the study's within df."""
+        if not self.own_se or processes >= self.processes:
+            return Spread(0.0)
+        per_process = float(np.mean(np.square(self.own_se))) * self.processes
+        scale = math.sqrt(per_process * (1 / processes - 1 / self.processes))
+        return Spread(0.0, ((scale, self.runs * (self.processes - 1.0)),))
+
+
+def shortfall(own_processes: float, study_processes: float) -> float:
+    """c: the share (as a scale) of a run's own error that a study of a larger design did
+    not hold: sqrt(1 - R_run / R_study), 0 where the run has the study's design or more."""
+    if not own_processes or not study_processes:
+        return 0.0
+    return math.sqrt(max(0.0, 1.0 - own_processes / study_processes))
+
+
+def judged(own: Spread, processes: float, study: StudyPart) -> tuple[float, float]:
+    """(low, high) on the analysis scale of a run judged with a study of its kind."""
+    with_own = study.term().plus(own.times(shortfall(processes, study.processes)))
+    with_study = study.term().plus(study.lacking(processes))
+    half = max(own.half_width(), with_own.half_width(), with_study.half_width())
+    return own.estimate - half, own.estimate + half
+
+
+@dataclass(frozen=True)
+class Pooled:
+    """Several runs as one estimate on the analysis scale: their mean and its interval (None
+    where the runs are too few to give one), with what the spread between them says."""
+
+    estimate: float
+    low: float | None
+    high: float | None
+    runs: int
+    tau: float  # the between-run standard deviation beyond the runs' own errors
+    i2: float  # tau^2 over the runs' variance: the share the runs' own errors do not explain
+    how: str
+
+
+def pool(
+    values: Sequence[float],
+    owns: Sequence[Spread],
+    processes: Sequence[float],
+    study: StudyPart | None = None,
+) -> Pooled:
+    """The mean of k >= 2 runs' values with its interval (see the module's docstring)."""
+    y = np.asarray(values, dtype=float)
+    k = y.size
+    mean = float(y.mean())
+    s2 = float(np.var(y, ddof=1))
+    own2 = float(np.mean([o.se**2 for o in owns]))
+    tau2 = max(0.0, s2 - own2)  # the moment estimate: the runs' spread beyond their own
+    i2 = tau2 / s2 if s2 > 0 else 0.0
+    halves, said = [], []
+    if study is not None:
+        mean_of_runs = study.term().times(1 / math.sqrt(k))
+        lacking = by_study = Spread(0.0)
+        for own, r in zip(owns, processes, strict=True):
+            lacking = lacking.plus(own.times(shortfall(r, study.processes) / k))
+            by_study = by_study.plus(study.lacking(r).times(1 / k))
+        halves.append(mean_of_runs.plus(lacking).half_width())
+        halves.append(mean_of_runs.plus(by_study).half_width())
+        said.append(f"the study's spread over {study.runs} runs")
+    if k >= MIN_UNSTUDIED:
+        halves.append(Spread(0.0, ((math.sqrt(s2 / k), k - 1.0),)).half_width())
+        said.append(f"these {k} runs' own spread")
+    if not halves:
+        how = (
+            f"too few runs to pool on an unstudied machine ({k}; {MIN_UNSTUDIED} needed, or "
+            "a between-run study of this kind of machine)"
+        )
+        return Pooled(mean, None, None, k, math.sqrt(tau2), i2, how)
+    half = max(halves)
+    how = f"mean of {k} runs; interval from " + " and ".join(said) + " (the wider)"
+    return Pooled(mean, mean - half, mean + half, k, math.sqrt(tau2), i2, how)

@@ -1,0 +1,201 @@
+"""Uncertainty of cell times, and of anything computed from them, carried as distributions.
+
+Noise lives at two levels: between the samples of one worker process, and between processes
+(thread placement, allocator state, a neighbour on the machine; Kalibera and Jones 2013).
+Each process's median already carries its own sampling noise, so the spread of a cell's
+process medians measures both levels at once. With the few processes a run affords,
+resampling the processes cannot reach 95% (a percentile bootstrap over 3 processes gives
+about the range of their medians, which covers the true median 75% of the time), so the
+process level is modelled: log process medians are taken as normal, a cell's time is their
+geometric mean, and its error on the log scale is a Student t with R - 1 degrees of freedom.
+
+A quantity is a `Spread`: an estimate plus a weighted sum of independent Student t terms
+(scale, df). A cell, a paired ratio and a sum of one cell's phases are one term, whose
+bounds are the exact t quantiles. A ratio of unpaired cells, a sum of cells and a fitted
+exponent are sums of several terms; their bounds come from the exact distribution of the
+sum (the Behrens-Fisher problem, solved as GUM Supplement 1 propagates distributions),
+computed by numerical inversion of its characteristic function: no random draws, so no
+verdict depends on a seed. Sums of cells are linearised on the log scale (each cell's term
+weighted by its share of the sum). With a single process only the within-process level is
+known: the distribution-free interval of that process's median from its order statistics.
+"""
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+from scipy import integrate, optimize, special, stats
+
+from blockbench.records.spec import CONFIDENCE
+
+# The method in words, for every reader-facing text (the claims report's legend, the docs).
+METHOD = (
+    "a cell's value is the geometric mean of the medians of the worker processes that "
+    "measured it; its interval is the exact Student t interval on the logs of those medians, "
+    "with one degree of freedom fewer than the processes (a ratio paired by process or round: "
+    "the same on the logs of the per-process ratios; with a single process: the order-statistic "
+    f"interval of its median). A ratio of unpaired cells, a sum or a fitted exponent adds "
+    f"those t terms, and its central {CONFIDENCE:.0%} is computed exactly from the "
+    "distribution of the sum, with no random draws"
+)
+
+NORMAL_DF = math.inf
+
+
+@dataclass(frozen=True)
+class Spread:
+    """estimate + sum of scale_i * T(df_i), on the analysis scale (the log of a time or a
+    ratio, or an exponent as it is). Terms with scale 0 are dropped."""
+
+    estimate: float
+    terms: tuple[tuple[float, float], ...] = ()
+
+    def __post_init__(self) -> None:
+        kept = tuple((abs(float(s)), float(df)) for s, df in self.terms if s != 0)
+        object.__setattr__(self, "terms", kept)
+
+    @property
+    def se(self) -> float:
+        """The root sum of the terms' squared scales: the standard error of a normal-theory
+        analysis (a weight, never a bound)."""
+        return math.sqrt(sum(s * s for s, _ in self.terms))
+
+    @property
+    def df(self) -> float:
+        """The smallest df of its terms (inf where none): how well its scale is known."""
+        return min((df for _, df in self.terms), default=NORMAL_DF)
+
+    def times(self, c: float) -> "Spread":
+        return Spread(c * self.estimate, tuple((c * s, df) for s, df in self.terms))
+
+    def plus(self, other: "Spread") -> "Spread":
+        return Spread(self.estimate + other.estimate, self.terms + other.terms)
+
+    def half_width(self, level: float = CONFIDENCE) -> float:
+        return half_width(self.terms, level)
+
+    def interval(self, level: float = CONFIDENCE) -> tuple[float, float]:
+        half = self.half_width(level)
+        return self.estimate - half, self.estimate + half
+
+    def to_text(self) -> str:
+        """`scale:df,scale:df`: the terms as one table cell."""
+        return ",".join(f"{s:.9g}:{df:g}" for s, df in self.terms)
+
+    @classmethod
+    def from_text(cls, estimate: float, text: str) -> "Spread":
+        terms = [t.split(":") for t in str(text).split(",") if t]
+        return cls(estimate, tuple((float(s), float(df)) for s, df in terms))
+
+
+def t_quantile(df: float, level: float = CONFIDENCE) -> float:
+    """The upper quantile of a central `level` interval of a t on `df` (normal: inf)."""
+    p = 0.5 + level / 2
+    return float(stats.norm.ppf(p) if math.isinf(df) else stats.t.ppf(p, df))
+
+
+def _char_t(u: float, df: float) -> float:
+    """Characteristic function of a Student t on `df` at u >= 0 (real: it is symmetric)."""
+    if u == 0:
+        return 1.0
+    if math.isinf(df) or df > 1e4:
+        return math.exp(-u * u / 2)
+    z, v = math.sqrt(df) * u, df / 2
+    # K_v(z) z^v / (Gamma(v) 2^(v-1)), in logs: kve is K scaled by e^z, finite for large z
+    log = math.log(special.kve(v, z)) - z + v * math.log(z)
+    return math.exp(log - special.gammaln(v) - (v - 1) * math.log(2))
+
+
+def _cdf_of_sum(x: float, terms: tuple[tuple[float, float], ...]) -> float:
+    """P(sum of scale_i T_i <= x), x > 0, by Gil-Pelaez inversion of the product of the
+    terms' characteristic functions (which decays at least exponentially)."""
+
+    def char(u: float) -> float:
+        return math.prod(_char_t(s * u, df) for s, df in terms) / u if u > 0 else 0.0
+
+    # 1/2 + (1/pi) * integral_0^inf sin(u x) phi(u) / u du: QUADPACK's Fourier integral
+    value, _ = integrate.quad(char, 0, math.inf, weight="sin", wvar=x, limlst=200)
+    return 0.5 + value / math.pi
+
+
+@cache
+def half_width(terms: tuple[tuple[float, float], ...], level: float = CONFIDENCE) -> float:
+    """Half the central `level` interval of the sum of scaled t terms: exact t where there
+    is one term, the sum's exact distribution (numerically inverted) otherwise."""
+    if not terms:
+        return 0.0
+    if len(terms) == 1:
+        scale, df = terms[0]
+        return scale * t_quantile(df, level)
+    largest = max(s for s, _ in terms)
+    if largest != 1.0:  # in units of the largest scale, where the inversion is well posed
+        return largest * half_width(tuple((s / largest, df) for s, df in terms), level)
+    p = 0.5 + level / 2
+    # the sum's quantile lies near the largest term's own and below the sum of all terms' own
+    low = max(s * t_quantile(df, level) for s, df in terms)
+    high = sum(s * t_quantile(df, level) for s, df in terms)
+    return float(
+        optimize.brentq(lambda x: _cdf_of_sum(x, terms) - p, low * 0.5, high * 1.5, xtol=low * 1e-7)
+    )
+
+
+def geometric_mean(values: Sequence[float]) -> float:
+    return float(np.exp(np.mean(np.log(np.asarray(values, dtype=float)))))
+
+
+def of_processes(values: Sequence[float]) -> Spread:
+    """The log of the geometric mean of one value per process (R >= 2), with its Student t
+    on R - 1 degrees of freedom."""
+    logs = np.log(np.asarray(values, dtype=float))
+    r = logs.size
+    if r < 2:
+        raise ValueError("a process-level interval needs at least 2 processes")
+    return Spread(float(logs.mean()), ((float(logs.std(ddof=1) / math.sqrt(r)), r - 1.0),))
+
+
+def of_samples(samples: Sequence[float]) -> Spread:
+    """The log of one process's median with the distribution-free interval of a median
+    (order statistics at the binomial quantiles), as a normal term of the same width:
+    within-process noise only."""
+    x = np.sort(np.log(np.asarray(samples, dtype=float)))
+    n = x.size
+    middle = float(np.median(x))
+    if n < 6:  # no order-statistic interval reaches 95% below 6 samples: the range, as is
+        low_i, high_i = 0, n - 1
+    else:
+        low_i = int(stats.binom.ppf((1 - CONFIDENCE) / 2, n, 0.5)) - 1
+        high_i = n - 1 - low_i
+    half = max(middle - x[max(low_i, 0)], x[min(high_i, n - 1)] - middle)
+    return Spread(middle, ((half / t_quantile(NORMAL_DF), NORMAL_DF),))
+
+
+def of_cell(processes: Sequence[Sequence[float]]) -> Spread:
+    """A cell's time on the log scale: the geometric mean of its processes' medians (each
+    process counts once), or one process's median where there is one."""
+    if len(processes) == 1:
+        return of_samples(processes[0])
+    return of_processes([float(np.median(p)) for p in processes])
+
+
+def log_sum(parts: Sequence[Spread]) -> Spread:
+    """The log of a sum of independent positive quantities, each given as a log Spread:
+    linearised, each term weighted by its share of the sum (the delta method)."""
+    values = np.exp([p.estimate for p in parts])
+    total = float(values.sum())
+    out = Spread(math.log(total))
+    for p, v in zip(parts, values, strict=True):
+        out = out.plus(Spread(0.0, p.times(float(v) / total).terms))
+    return out
+
+
+def log_slope(x: Sequence[float], ys: Sequence[Spread]) -> Spread:
+    """The least-squares slope of log(y) against log(x), each log(y) a Spread: the exponent
+    of a power law; a linear combination of the points, so its terms are theirs, weighted."""
+    lx = np.log(np.asarray(x, dtype=float))
+    c = (lx - lx.mean()) / float(((lx - lx.mean()) ** 2).sum())
+    out = Spread(0.0)
+    for weight, y in zip(c, ys, strict=True):
+        out = out.plus(y.times(float(weight)))
+    return out
