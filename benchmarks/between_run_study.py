@@ -3,15 +3,17 @@
 between-run study the workflow reads (config/between_run/<kind>.yaml).
 
     .venv/bin/python benchmarks/between_run_study.py RUN_DIR[=LABEL] RUN_DIR[=LABEL] ...
-        --core-speed steady|two-speed [--out DIR] [--claims-out DIR]
+        [--core-speed steady|two-speed] [--out DIR] [--claims-out DIR]
 
 Each RUN_DIR holds one run's raw JSON (`results/raw/<label>`, or a committed
 `results/reference/<label>/raw`); `=LABEL` names a run whose files carry a label another run
 shares (every default run is `local`). Runs made at different times (hours or days apart)
 are what the study is for: runs minutes apart share the machine's state and understate the
-spread. Every run must be of one kind of machine and measured by this method
-(METHOD_VERSION). `--core-speed` records what `benchmarks/core_speed.py` said of the host
-(a study made where cores change speed is not the noise of a host whose cores keep theirs).
+spread. Every run must be of one kind of machine and measured by one method
+(METHOD_VERSION). The study records whether the host's cores kept their speed, from the
+runs' own readings (blockbench.measure.core_speed), or from `--core-speed` (what
+`benchmarks/core_speed.py` said) for runs made before processes read it: a study made where
+cores change speed is not the noise of a host whose cores keep theirs.
 A study needs 15 process values per part (runs x processes) to see a rare slow mode; this
 says how many runs more it needs. `--claims-out DIR` also writes the runs' claims judged
 with the new study and pooled.
@@ -31,15 +33,27 @@ from blockbench.errors import InputError
 from blockbench.judge import aggregate, verdicts
 from blockbench.judge.aggregate import write_table
 from blockbench.judge.between_runs import StudyPart
+from blockbench.judge.run_view import core_speed_of
 from blockbench.judge.scales import on_scale
 from blockbench.judge.studies import MIN_PROCESS_VALUES, Study, kind_of, study_path
 from blockbench.judge.uncertainty import Spread
+from blockbench.measure.core_speed import STEADY, TWO_SPEED, UNKNOWN
 from blockbench.present.claims_report import to_markdown
 from blockbench.records.layout import raw_files, run_dir
 from blockbench.run import stages
 
 ROOT = Path(__file__).resolve().parents[1]
-CORE_SPEEDS = ("steady", "two-speed", "unknown")
+
+
+def host_speed(proc: pd.DataFrame, given: str | None) -> str:
+    """What the runs' own core-speed readings say of the host (two speeds if any run saw
+    them), or, for runs made before processes read it, what `--core-speed` says."""
+    seen = {core_speed_of(g) for _, g in proc.groupby("run_label")} - {UNKNOWN}
+    if not seen:
+        if given is None:
+            sys.exit("the runs hold no core-speed readings: say what core_speed.py found")
+        return given
+    return TWO_SPEED if TWO_SPEED in seen else STEADY
 
 
 def study(
@@ -81,7 +95,11 @@ def study(
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("raw", nargs="+", help="raw JSON directories, one per run: DIR or DIR=LABEL")
-    p.add_argument("--core-speed", choices=CORE_SPEEDS, required=True)
+    p.add_argument(
+        "--core-speed",
+        choices=(STEADY, TWO_SPEED),
+        help="what benchmarks/core_speed.py found, for runs without readings of their own",
+    )
     p.add_argument("--out", type=Path, default=ROOT / "config" / "between_run")
     p.add_argument("--claims", type=Path, default=ROOT / "config" / "claims.yaml")
     p.add_argument("--articles", type=Path, default=ROOT / "config" / "articles.yaml")
@@ -95,7 +113,7 @@ def main() -> None:
         sys.exit(str(exc))
     cells = aggregate.cells(proc)
     claims = stages.read_claims(args.claims, args.articles)
-    found = study(cells, proc, claims, args.core_speed)
+    found = study(cells, proc, claims, host_speed(proc, args.core_speed))
     path = study_path(args.out, found.kind)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(found.to_yaml())

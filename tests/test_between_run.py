@@ -17,6 +17,7 @@ from blockbench.judge.between_runs import StudyPart, judged, pool
 from blockbench.judge.pooling import pool_part
 from blockbench.judge.studies import Kind, Study, kind_of, read_studies, read_study, study_path
 from blockbench.judge.uncertainty import Spread
+from blockbench.measure.core_speed import STEADY, TWO_SPEED, UNKNOWN
 from blockbench.records.spec import METHOD_VERSION
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -152,7 +153,7 @@ def test_pool_part_of_runs_that_agree_and_of_a_check() -> None:
 
 def test_study_file_round_trip(tmp_path) -> None:
     kind = Kind("AMD EPYC", 2)
-    study = Study(kind, [{"label": "a", "started": "t", "commit": "c"}], core_speed="steady")
+    study = Study(kind, [{"label": "a", "started": "t", "commit": "c"}], core_speed=STEADY)
     study.parts[("A1", "blocked / dispatch")] = StudyPart((4.4, 4.5, 4.6), 5.0, (0.03,) * 3)
     path = study_path(tmp_path, kind)
     assert path.name == "amd-epyc-2cpu.yaml"
@@ -160,15 +161,21 @@ def test_study_file_round_trip(tmp_path) -> None:
     back = read_study(path)
     assert back.kind == kind and back.runs == study.runs and back.core_speed == "steady"
     assert back.part("A1", "blocked / dispatch") == study.part("A1", "blocked / dispatch")
-    assert back.method == METHOD_VERSION and back.current and not back.why_not_applied()
-    old = Study(kind, [], method=METHOD_VERSION - 1, source="old.yaml")
-    assert not old.current and "method version" in old.why_not_applied()
+    assert back.method == METHOD_VERSION and not back.why_not_applied(STEADY)
+    assert "readings say two-speed: not applied" in back.why_not_applied(TWO_SPEED)
+    assert "not applied" in back.why_not_applied(UNKNOWN)
+    old = Study(kind, [], method=METHOD_VERSION - 1, source="old.yaml", core_speed=STEADY)
+    assert "method version" in old.why_not_applied(STEADY)
     with pytest.raises(InputError, match="second study"):
         read_studies([path, path])
     bad = tmp_path / "bad.yaml"
     bad.write_text("version: 2\nkind: nothing\n")
     with pytest.raises(InputError, match=r"bad\.yaml"):
         read_study(bad)
+
+
+# what every process of a steady host reads (measure.core_speed.reading)
+WINDOWS = [{"core": c, "call_s": 7e-4, "cpu_share": 1.0} for c in (0, 1)]
 
 
 def runs_of(models: tuple[str, ...], ratios: tuple[list, ...]) -> tuple[pd.DataFrame, ...]:
@@ -192,7 +199,15 @@ def runs_of(models: tuple[str, ...], ratios: tuple[list, ...]) -> tuple[pd.DataF
             }
             cells.append({**base, "n_min": 9, "warnings": ""})
             for repeat, t in enumerate(times):
-                procs.append({**base, "repeat": repeat, "median_s": t, "block": "b1"})
+                procs.append(
+                    {
+                        **base,
+                        "repeat": repeat,
+                        "median_s": t,
+                        "block": "b1",
+                        "core_windows": WINDOWS,
+                    }
+                )
     return pd.DataFrame(cells), pd.DataFrame(procs)
 
 
@@ -233,23 +248,33 @@ def test_two_runs_on_an_unstudied_kind_are_too_few_to_pool_and_three_are_pooled(
 def test_a_study_of_the_kind_judges_each_run_and_one_of_another_method_does_not() -> None:
     cells, procs = runs_of(("EPYC", "EPYC"), ([3.0, 3.2, 2.9], [3.1, 2.8, 3.3]))
     table, _ = verdicts.judge(cells, procs, [CLAIM])
-    study = Study(kind_of(cells), [{"label": x} for x in "abcd"], source="s/epyc.yaml")
+    study = Study(
+        kind_of(cells), [{"label": x} for x in "abcd"], source="s/epyc.yaml", core_speed=STEADY
+    )
     study.parts[("Z1", "num / den")] = StudyPart((1.1, 0.6, 1.5, 0.9), 3.0, (0.02,) * 4)
     wide, _ = verdicts.judge(cells, procs, [CLAIM], {study.kind: study})
     assert (wide["ci_high"] > table["ci_high"]).all()
     assert (wide["run_ci_high"] == table["ci_high"]).all()
     assert set(wide["verdict"]) == {"inconclusive"}
-    assert (
-        wide["between_run"]
-        .iloc[0]
-        .startswith("includes the spread between 4 runs on this kind of machine (study epyc.yaml")
+    said = wide["between_run"].iloc[0]
+    assert said.startswith(
+        "includes the spread between 4 runs on this kind of machine (study epyc.yaml: the "
+        "same machine kind and method, and cores steady in both)"
     )
-    assert "under 15 process values" in wide["between_run"].iloc[0]
+    assert "under 15 process values" not in said  # a steady host shows no slow mode to miss
     assert wide["pooled_ci_low"].notna().all()  # pooled with the study's spread
-    stale = Study(study.kind, study.runs, study.parts, "s/epyc.yaml", METHOD_VERSION - 1)
+    stale = Study(study.kind, study.runs, study.parts, "s/epyc.yaml", METHOD_VERSION - 1, STEADY)
     old, _ = verdicts.judge(cells, procs, [CLAIM], {stale.kind: stale})
     assert (old["ci_high"] == table["ci_high"]).all()
     assert "made by method version" in old["between_run"].iloc[0]
+    other = Study(study.kind, study.runs, study.parts, "s/epyc.yaml", core_speed=TWO_SPEED)
+    unlike, _ = verdicts.judge(cells, procs, [CLAIM], {other.kind: other})
+    assert (unlike["ci_high"] == table["ci_high"]).all()
+    assert "cores were two-speed, and this run's readings say steady" in unlike["between_run"][0]
+    slow = [{"core": 1, "call_s": 1.4e-3, "cpu_share": 1.0}] * 3
+    procs["core_windows"] = [WINDOWS + slow] * len(procs)  # the host changes speed
+    two, _ = verdicts.judge(cells, procs, [CLAIM], {other.kind: other})
+    assert "cores two-speed in both); under 15 process values" in two["between_run"][0]
 
 
 def test_runs_on_different_hardware_are_never_pooled() -> None:

@@ -153,6 +153,30 @@ def test_a_core_at_half_speed_part_of_the_time_is_told_from_a_steady_one():
     assert describe([kept], 0.0)[-1] == "every core kept its speed"
 
 
+def test_a_runs_readings_tell_a_two_speed_host_from_a_steady_one(monkeypatch):
+    """Every process reads its cores (measure.core_speed.reading); the run's readings
+    together decide: a core slow in a few of many windows changes speed, none is steady."""
+    from blockbench.measure.core_speed import (
+        FAKE_CORE_SPEED,
+        READING_WINDOWS,
+        classify,
+        reading,
+    )
+
+    steady = [{"core": c, "call_s": 7e-4 * (1 + i / 1000), "cpu_share": 1.0}
+              for c in (0, 1) for i in range(100)]  # fmt: skip
+    slow = [{"core": 1, "call_s": 1.4e-3, "cpu_share": 1.0}] * 3
+    assert classify(steady) == "steady" and classify(steady + slow) == "two-speed"
+    assert classify(steady + slow[:2]) == "steady"  # two windows could be a hiccup
+    assert classify([]) == "unknown"
+    real = reading(sorted(os.sched_getaffinity(0)))
+    assert len(real) == READING_WINDOWS * len(os.sched_getaffinity(0))
+    assert all(w["call_s"] > 0 for w in real)
+    for made_up in ("steady", "two-speed"):
+        monkeypatch.setenv(FAKE_CORE_SPEED, made_up)
+        assert classify(reading([0, 1]) * 50) == made_up
+
+
 def test_the_core_speed_probe_visits_every_core_and_restores_the_affinity():
     from blockbench.measure.core_speed import probe
 

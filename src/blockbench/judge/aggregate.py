@@ -54,6 +54,7 @@ PER_PROCESS = [
     "started_at",
     "finished_at",
     "warnings",
+    "core_windows",
 ]
 
 
@@ -107,6 +108,8 @@ def cell_columns(record: dict[str, Any], source: Path) -> dict[str, Any]:
         "run_label": prov["config"]["run_label"],
         # the measuring method (records.spec.METHOD_VERSION); records before it was kept: 1
         "method_version": record.get("method_version", 1),
+        # this process's reading of its cores' speed (measure.core_speed), where it has one
+        "core_windows": prov["core_speed"] if isinstance(prov.get("core_speed"), list) else [],
         **cell,
         "repeat": record["repeat"],
         "work": WORKLOADS[cell["workload"]].work(cell["size"]),

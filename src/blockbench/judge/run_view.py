@@ -13,6 +13,7 @@ from blockbench.judge import uncertainty
 from blockbench.judge.aggregate import CELL
 from blockbench.judge.studies import Kind, Study, kind_of
 from blockbench.judge.uncertainty import Spread
+from blockbench.measure.core_speed import classify
 from blockbench.records.spec import PHASES
 
 MIN_SAMPLES = 5  # fewer samples than this in a phase a part uses is flagged
@@ -76,9 +77,12 @@ class RunView:
         # a run measures one JAX release (blockbench.run.versions)
         self.jax_version = ", ".join(sorted(set(self.df["jax_version"].dropna())))
         self.kind = kind_of(self.df) if "cpu_model" in self.df else None
-        # the between-run study of this kind of machine, if one was made by this method
+        # whether its host's cores kept their speed, from every process's reading
+        self.core_speed = core_speed_of(mine)
+        # the between-run study of this kind of machine, if one was made by this method on
+        # a host that behaved as this run's
         found = (studies or {}).get(self.kind) if self.kind else None
-        self.study_note = found.why_not_applied() if found else ""
+        self.study_note = found.why_not_applied(self.core_speed) if found else ""
         self.study = found if found and not self.study_note else None
 
     @classmethod
@@ -190,6 +194,15 @@ class RunView:
             return sum(rows[id(t)].loc[common, "median_s"].to_numpy(float) for t in terms)
 
         return uncertainty.of_processes(side(num) / side(den)), len(common)
+
+
+def core_speed_of(processes: pd.DataFrame) -> str:
+    """What the core-speed readings of these processes, together, say of their host
+    (blockbench.measure.core_speed.classify); `unknown` where none has one."""
+    if "core_windows" not in processes:
+        return classify([])
+    readings = processes.drop_duplicates([*CELL, "repeat"])["core_windows"]
+    return classify([w for ws in readings if ws is not None for w in ws])
 
 
 def term_warnings(warnings: str, phase: str) -> list[str]:

@@ -20,6 +20,7 @@ import yaml
 
 from blockbench.errors import InputError
 from blockbench.judge.between_runs import StudyPart
+from blockbench.measure.core_speed import UNKNOWN
 from blockbench.records.spec import METHOD_VERSION
 
 STUDY_VERSION = 2
@@ -67,23 +68,26 @@ class Study:
     parts: dict[tuple[str, str], StudyPart] = field(default_factory=dict)
     source: str = ""
     method: int = METHOD_VERSION  # the measuring and judging method that made its runs
-    core_speed: str = "unknown"  # what benchmarks/core_speed.py said of the host
+    core_speed: str = UNKNOWN  # what its runs' readings said of the host (measure.core_speed)
 
     def part(self, claim_id: str, part: str) -> StudyPart | None:
         return self.parts.get((claim_id, part))
 
-    @property
-    def current(self) -> bool:
-        return self.method == METHOD_VERSION
-
-    def why_not_applied(self) -> str:
-        """'' where the study applies to a run of its kind, else why it does not."""
-        if self.current:
-            return ""
-        return (
-            f"the study {self.source} was made by method version {self.method} and this "
-            f"is version {METHOD_VERSION}: not applied (re-make it: docs/studies.md)"
-        )
+    def why_not_applied(self, core_speed: str) -> str:
+        """'' where the study applies to a run of its kind whose cores behaved as
+        `core_speed` says (blockbench.measure.core_speed.classify), else why it does not."""
+        name = Path(self.source).name or "given"
+        if self.method != METHOD_VERSION:
+            return (
+                f"the study {name} was made by method version {self.method} and this is "
+                f"version {METHOD_VERSION}: not applied (re-make it: docs/studies.md)"
+            )
+        if UNKNOWN in (self.core_speed, core_speed) or self.core_speed != core_speed:
+            return (
+                f"the study {name} was made on a host whose cores were {self.core_speed}, "
+                f"and this run's readings say {core_speed}: not applied"
+            )
+        return ""
 
     def too_small(self, part: StudyPart) -> bool:
         """Too few process values to see a rare slow mode of a host whose cores change speed."""
@@ -133,7 +137,7 @@ def read_study(path: Path) -> Study:
             for claim_id, named in (data.get("parts") or {}).items()
             for name, v in named.items()
         }
-        method, core_speed = int(data["method"]), str(data.get("core_speed", "unknown"))
+        method, core_speed = int(data["method"]), str(data.get("core_speed", UNKNOWN))
     except StudyFileError:
         raise
     except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError, AttributeError) as exc:

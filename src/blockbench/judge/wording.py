@@ -58,8 +58,8 @@ def between_note(view: "RunView", parts: list[PartResult]) -> str:
     study = view.study
     said = (
         f"includes the spread between {len(study.runs)} runs on this kind of machine "
-        f"(study {Path(study.source).name or 'given'}, same machine kind and method; its "
-        f"host's cores: {study.core_speed})"
+        f"(study {Path(study.source).name or 'given'}: the same machine kind and method, "
+        f"and cores {study.core_speed} in both)"
     )
     if study.core_speed != "steady" and any(study.too_small(s) for s in studied):
         said += (

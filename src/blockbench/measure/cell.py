@@ -14,8 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from blockbench.measure import cores, harness, provenance
+from blockbench.measure import core_speed, cores, harness, provenance
 from blockbench.measure.disturbance import INSIDE, OUTSIDE, Probe
+from blockbench.measure.probe import safe
 from blockbench.measure.sampling import (
     BUDGET,
     LONG,
@@ -328,6 +329,8 @@ def measure(spec: CellSpec, progress: Callable[[dict[str, Any]], None]) -> dict[
                 watched = set(spec.cores) | set(record["isolation"]["measuring_thread_cores"])
                 probe.close()
                 probe = Probe(tuple(sorted(watched)))  # a neighbour there disturbs us too
+        # whether the cores keep their speed: a run's readings decide which study applies
+        record["provenance"]["core_speed"] = safe(core_speed.reading, sorted(probe.cores))
         host_args = workload.make_inputs(spec.size, np.random.default_rng(spec.seed))
         with nullcontext() if numpy_cell else jax.default_device(dev):
             checked: dict[str, Any] = {}

@@ -137,3 +137,40 @@ def describe(speeds: Sequence[CoreSpeed], steal: float | None) -> list[str]:
     else:
         lines.append("every core kept its speed")
     return lines
+
+
+# Each worker process reads its cores' speed once before measuring: this many windows of this
+# length per core (about 0.1 s a process). A run's hundred-odd processes then give a few
+# hundred windows per core spread over the whole run, so a run's verdict on its host does
+# not hang on one reading: the two-speed VM's slow share moved from 40% to 3% within minutes.
+READING_WINDOWS = 2
+READING_WINDOW_S = 0.03
+# A host changes speed when some core has at least this many slow windows in a run, and at
+# least this share of its windows (a steady host had none in 67 per core).
+MIN_SLOW_WINDOWS = 3
+MIN_SLOW_SHARE = 0.01
+STEADY, TWO_SPEED, UNKNOWN = "steady", "two-speed", "unknown"
+# Tests: every reading of this process is made up, all windows alike (steady) or one in five
+# at twice the time (two-speed), so that what a run concludes does not depend on the host.
+FAKE_CORE_SPEED = "BLOCKBENCH_FAKE_CORE_SPEED"
+
+
+def reading(cores: Sequence[int]) -> list[dict[str, float]]:
+    """This process's reading of its cores (the cell's), as its record keeps it."""
+    fake = os.environ.get(FAKE_CORE_SPEED)
+    if fake:
+        slow = [2.0 if fake == TWO_SPEED and i % 5 == 0 else 1.0 for i in range(READING_WINDOWS)]
+        got = [Window(c, 7e-4 * s, 1.0) for c in cores for s in slow]
+    else:
+        got = probe(cores, READING_WINDOWS * len(cores) * READING_WINDOW_S, READING_WINDOW_S)
+    return [{"core": w.core, "call_s": w.call_s, "cpu_share": w.cpu_share} for w in got]
+
+
+def classify(windows: Sequence[dict[str, float]]) -> str:
+    """`steady`, `two-speed` or `unknown` (no windows): what a run's readings, all of its
+    processes' together, say of its host."""
+    if not windows:
+        return UNKNOWN
+    speeds = summarize([Window(int(w["core"]), w["call_s"], w["cpu_share"]) for w in windows])
+    changes = any(s.slow >= MIN_SLOW_WINDOWS and s.slow_share >= MIN_SLOW_SHARE for s in speeds)
+    return TWO_SPEED if changes else STEADY

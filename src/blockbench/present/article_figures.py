@@ -334,14 +334,14 @@ def _compile_growth(
             work, med, yerr=[med - lows, highs - med], fmt="o", color=color, ms=3.5, capsize=2, lw=1
         )
         lo, hi = fit.exponent.interval()
-        exponent = fit.exponent.estimate
+        slope = fit.exponent.estimate
         xs = np.geomspace(work.min(), work.max(), 20)
-        scale = math.exp(np.mean(np.log(med)) - exponent * np.mean(np.log(work)))
-        ax.plot(xs, scale * xs**exponent, color=color, lw=1)
+        scale = math.exp(np.mean(np.log(med)) - slope * np.mean(np.log(work)))
+        ax.plot(xs, scale * xs**slope, color=color, lw=1)
         fits.append(
             (
                 Line2D([], [], color=color, lw=1),
-                f"run {view.run_label}: fitted exponent {exponent:.2f} [{lo:.2f}, {hi:.2f}]",
+                f"run {view.run_label}: fitted exponent {slope:.2f} [{lo:.2f}, {hi:.2f}]",
             )
         )
         for r in rows.itertuples():

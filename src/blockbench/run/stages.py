@@ -45,7 +45,7 @@ def build_tables(raw: list[str], out: Any, labels: Mapping[str, str] | None = No
     the merged runs shown under a label of their own (directory -> label)."""
     proc = processes((Path(p) for p in raw), labels)
     proc.to_parquet(out.processes, index=False)
-    write_table(proc.drop(columns=["samples_s"]), Path(out.processes_csv))
+    write_table(proc.drop(columns=["samples_s", "core_windows"]), Path(out.processes_csv))
     df = cells(proc)
     write_table(df, Path(out.csv))
     df.to_parquet(out.parquet, index=False)
