@@ -11,7 +11,7 @@ from pathlib import Path
 from blockbench.records.layout import raw_files
 
 ROOT = Path(__file__).resolve().parents[1]
-REFERENCE = ROOT / "results/reference/dev-2core-epyc/raw/epyc-1eab9aa"
+REFERENCE = ROOT / "results/reference/dev-2core-epyc/raw/epyc-65b7fad"
 ELSEWHERE_CPU = "Made-up CPU 9000 (tests/hosts.py)"
 
 

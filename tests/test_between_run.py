@@ -234,7 +234,7 @@ def test_two_runs_on_an_unstudied_kind_are_too_few_to_pool_and_three_are_pooled(
     cells, procs = runs_of(("EPYC", "EPYC"), ([3.0, 3.2, 2.9], [3.1, 2.8, 3.3]))
     table, parts = verdicts.judge(cells, procs, [CLAIM])
     assert list(table["runs_pooled"]) == [2, 2]
-    assert table["pooled_ci_low"].isna().all()
+    assert table["pooled_ci_low"].isna().all() and (table["pooled_verdict"] == "").all()
     assert table["primary_verdict"].tolist() == table["verdict"].tolist() == ["reproduced"] * 2
     assert "too few runs to pool" in parts["pooled_detail"].iloc[0]
     assert table["between_run"].str.startswith("covers this run only").all()

@@ -291,7 +291,7 @@ def test_the_claims_file_covers_every_article_claim():
 
 
 def test_reference_speedups_use_the_cpu_baseline():
-    df = measurements(raw_files(ROOT / "results/reference/dev-2core-epyc/raw/epyc-1eab9aa"))
+    df = measurements(raw_files(ROOT / "results/reference/dev-2core-epyc/raw/epyc-65b7fad"))
     sp = speedups(df)
     numpy_rows = sp[(sp["workload"] == "matmul") & (sp["impl"] == "numpy")]
     assert (numpy_rows["speedup"] == 1.0).all()

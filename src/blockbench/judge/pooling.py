@@ -111,7 +111,11 @@ def pool_part(parts: list[PartResult]) -> PooledPart:
 
 def pool_claim(per_run: list[list[PartResult]]) -> tuple[list[PooledPart], str, str]:
     """Every part of one claim pooled over the runs (each a list of the claim's parts, in
-    order), and the verdict the pooled parts give."""
+    order), and the verdict the pooled parts give: none ('') where a part's runs were too
+    few to pool, whose runs' own verdicts then stand."""
     pooled = [pool_part(list(runs)) for runs in zip(*per_run, strict=True)]
+    few = [p for p in pooled if p.too_few]
+    if few:
+        return pooled, "", few[0].result.detail.split(":")[0]
     verdict_, reason = verdict([p.result for p in pooled])
     return pooled, verdict_, reason

@@ -30,8 +30,9 @@ class Pool:
 
     @property
     def primary(self) -> bool:
-        """The pooled verdict is the one to quote unless a part was too few runs to pool."""
-        return not any(p.too_few for p in self.parts)
+        """The pooled verdict is the one to quote unless a part was too few runs to pool
+        (and then there is none)."""
+        return bool(self.verdict)
 
 
 def _judge_runs(

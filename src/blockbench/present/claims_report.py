@@ -140,7 +140,9 @@ def _pooled_rows(
         out.append(
             [
                 f"{r.claim_id} {code}{r.slug}{code}",
-                f"**{r.pooled_verdict}**",
+                f"**{r.pooled_verdict}**"
+                if isinstance(r.pooled_verdict, str) and r.pooled_verdict
+                else "too few runs to pool",
                 value_ci(r.pooled_value, r.pooled_ci_low, r.pooled_ci_high) or EMPTY,
                 EMPTY if pd.isna(r.i2) else f"{r.i2:.0%}",
                 fmt(r.tau) or EMPTY,
