@@ -14,7 +14,7 @@ import pytest
 import yaml
 from tiny import TINY
 
-from blockbench.present import figures
+from blockbench.present import figure_names
 from blockbench.run import grid, stages
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -113,7 +113,7 @@ def test_a_host_workflow_runs_the_tiny_grid_through_the_readmes_module_lines(tmp
     table = pd.read_csv(results / "tables/measurements.csv")
     assert set(table["run_label"]) == {"host-tiny"}
     assert set(table["workload"]) == {"selu"} and set(table["status"]) == {"ok"}
-    for name in figures.NAMES:
+    for name in figure_names.NAMES:
         for ext in ("png", "svg"):
             assert (results / f"figures/{name}.{ext}").stat().st_size > 1000
     verdicts = pd.read_csv(results / "claims.csv")

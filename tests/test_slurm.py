@@ -25,7 +25,7 @@ import slurm_cluster
 from tiny import TINY, workflow_copy
 
 from blockbench.measure import parent, provenance
-from blockbench.present import figures
+from blockbench.present import figure_names
 from blockbench.run import cluster
 from blockbench.run.stages import read_claims
 
@@ -228,7 +228,7 @@ def test_a_run_with_no_account_set_stops_before_submitting(slurm_run):
 def test_tables_figures_and_claims_were_produced(slurm_run):
     wf = slurm_run["wf"]
     assert (wf / "results/tables/measurements.parquet").exists()
-    for name in figures.NAMES:
+    for name in figure_names.NAMES:
         assert (wf / f"results/figures/{name}.png").exists()
     claims = pd.read_csv(wf / "results/claims.csv").set_index("claim_id")
     assert len(claims) == len(read_claims(wf / "config/claims.yaml", wf / "config/articles.yaml"))

@@ -22,7 +22,7 @@ from blockbench.judge.between_runs import StudyPart
 from blockbench.judge.studies import Kind, Study, study_path
 from blockbench.measure import cores, provenance
 from blockbench.measure.core_speed import FAKE_CORE_SPEED, STEADY
-from blockbench.present import figures
+from blockbench.present import figure_names
 from blockbench.records import layout
 from blockbench.run import cli_config, grid, stages
 
@@ -43,6 +43,54 @@ def test_default_config_passes_schema_and_dry_run(tmp_path):
     run = snakemake(wf, "-n", "--cores", "4")
     assert run.returncode == 0, run.stderr
     assert "measure" in run.stdout and "claims" in run.stdout
+
+
+# The workflow parses with what Snakemake itself installs: numpy, pandas, JAX and the
+# plotting libraries are imported only inside jobs (blockbench.workloads.declare: `deferred`).
+# Snakemake's CLI loads the installed executor plugins first (the SLURM one imports pandas),
+# so they are made absent after that, for the parse: the Snakefile and what it imports.
+SCIENTIFIC = ("numpy", "pandas", "jax", "jaxlib", "scipy", "matplotlib", "seaborn", "pyarrow")
+PARSE_WITHOUT = """
+import importlib.abc, sys
+from snakemake.cli import main
+class Absent(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.split(".")[0] in {blocked!r}:
+            raise ModuleNotFoundError(f"No module named {{name!r}} (made absent)", name=name)
+for loaded in [m for m in sys.modules if m.split(".")[0] in {blocked!r}]:
+    del sys.modules[loaded]
+sys.meta_path.insert(0, Absent())
+main(sys.argv[1:])
+"""
+
+
+def parse_without_science(wf: Path, *args: str) -> subprocess.CompletedProcess:
+    code = PARSE_WITHOUT.format(blocked=SCIENTIFIC)
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], cwd=wf, capture_output=True, text=True, env=env
+    )
+
+
+@pytest.mark.parametrize("config", [None, TINY], ids=["default grid", "tiny grid"])
+def test_the_workflow_parses_with_snakemake_alone(tmp_path, config):
+    """`snakemake -n` lists the jobs with numpy, pandas, JAX and the plotting libraries made
+    unimportable: what a user whose environment holds only Snakemake (`--sdm conda`) gets."""
+    wf = workflow_copy(tmp_path, config)
+    args = ("--configfile", "tiny.yaml") if config else ()
+    run = parse_without_science(wf, "-n", "--cores", "4", *args)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "measure" in run.stdout and "claims" in run.stdout
+
+
+def test_a_parse_that_imports_numpy_is_caught(tmp_path):
+    """The check above can fail: a rule file that imports NumPy stops the parse."""
+    wf = workflow_copy(tmp_path)
+    common = wf / "workflow/rules/common.smk"
+    common.write_text("import numpy\n" + common.read_text())
+    run = parse_without_science(wf, "-n", "--cores", "4")
+    said = run.stdout + run.stderr
+    assert run.returncode != 0 and "No module named 'numpy' (made absent)" in said
 
 
 @pytest.mark.slow
@@ -272,7 +320,7 @@ def test_tiny_grid_produces_every_table_figure_and_claim(tiny_run):
         "speedups.md",
     ):
         assert (wf / "results/tables" / name).stat().st_size > 0
-    for name in figures.NAMES:
+    for name in figure_names.NAMES:
         for ext in ("png", "svg"):
             assert (wf / f"results/figures/{name}.{ext}").stat().st_size > 1000
     table = pd.read_csv(wf / "results/claims.csv")
@@ -454,7 +502,7 @@ def test_an_interrupted_run_resumes_with_only_the_missing_cells(tiny_run):
         for line in dry.splitlines()
         if line.split()[:1] in (["measure"], ["tables"], ["figure"])
     )
-    assert counts == {"measure": "1", "tables": "1", "figure": str(len(figures.NAMES))}
+    assert counts == {"measure": "1", "tables": "1", "figure": str(len(figure_names.NAMES))}
 
 
 def test_merged_runs_keep_their_label_and_device_model(tmp_path):

@@ -54,8 +54,10 @@ def test_stencil_reference_follows_the_question_literally():
 
 @pytest.mark.parametrize("impl", ["grad", "grad_jit"])
 def test_grad_logistic_gives_the_articles_values(impl):
-    entry = lookup("cpu", "grad_logistic", impl, 3)[1]
-    got = np.asarray(harness.jitted(entry)(jax.device_put(grad_logistic.KNOWN_INPUT)))
+    workload, entry = lookup("cpu", "grad_logistic", impl, 3)
+    (x,) = workload.known_values.input_arrays()
+    assert x.dtype == np.float32 and x.tolist() == list(grad_logistic.KNOWN_INPUT)
+    got = np.asarray(harness.jitted(entry)(jax.device_put(x)))
     np.testing.assert_allclose(got, [0.25, 0.19661197, 0.10499357], atol=1e-6)
 
 

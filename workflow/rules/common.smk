@@ -3,10 +3,9 @@ from pathlib import Path
 
 from blockbench.run import cluster, grid, run_order, scheduler_patch, versions
 
-from blockbench.present import figures
-from blockbench.judge.studies import study_files
+from blockbench.present import figure_names
+from blockbench.judge.claim_rules import read_claims
 from blockbench.records import layout
-from blockbench.run.stages import read_claims
 
 grid.check(config)
 # A claim or article figure that could never be judged stops the run before any job.
@@ -38,7 +37,7 @@ MERGE_DIRS = [layout.run_dir(entry) for entry in config["merge"]]
 MERGED = [str(p) for run, _ in MERGE_DIRS for p in layout.raw_files(run)]
 MERGE_LABELS = {str(run): label for run, label in MERGE_DIRS if label}
 # Between-run studies (blockbench.judge.studies): read by every stage that shows a claim's interval.
-STUDIES = study_files(config["between_run"])
+STUDIES = layout.study_files(config["between_run"])
 TABLES = expand(
     "results/tables/{name}.{ext}",
     name=["measurements", "speedups"],
@@ -52,7 +51,7 @@ TABLES = expand(
 ]
 FIGURES = expand(
     "results/figures/{name}.{ext}",
-    name=[*figures.NAMES, "claims_by_version"],
+    name=[*figure_names.NAMES, "claims_by_version"],
     ext=["png", "svg"],
 )
 CLAIMS = ["results/claims.csv", "results/claims.md", "results/claims.rst"]

@@ -18,7 +18,7 @@ rule figure:
     log:
         "logs/figures/{name}.log",
     wildcard_constraints:
-        name="|".join(figures.NAMES),
+        name="|".join(figure_names.NAMES),
     # runs where Snakemake runs, never as a cluster job
     localrule: True
     conda:

@@ -14,6 +14,7 @@ import yaml
 
 from blockbench.errors import InputError
 from blockbench.judge.articles import Articles
+from blockbench.judge.articles import load as articles_load
 
 KINDS = ("ratio", "trend", "growth", "check")
 CONDITION = re.compile(r"^\s*(>=|>|<=|<)\s*([0-9.eE+-]+)\s*$|^\s*between\s+(\S+)\s+and\s+(\S+)\s*$")
@@ -103,6 +104,11 @@ def _article(where: str, part: dict[str, Any], articles: Articles) -> None:
     except InputError as exc:
         raise ClaimConfigError(f"{where}: {exc}") from None
     part["article_expression"], part["article"] = expression, value
+
+
+def read_claims(claims_file: str | Path, articles_file: str | Path) -> list[dict[str, Any]]:
+    """The claims, with the article figures they name read from the articles file."""
+    return load(claims_file, articles_load(articles_file))
 
 
 def load(path: str | Path, articles: Articles) -> list[dict[str, Any]]:

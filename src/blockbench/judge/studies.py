@@ -158,11 +158,6 @@ def read_studies(paths: Iterable[str | Path]) -> dict[Kind, Study]:
     return studies
 
 
-def study_files(directory: str | Path) -> list[str]:
-    """Every study in `directory` (none where it does not exist: no kind is studied)."""
-    return sorted(str(p) for p in Path(directory).glob("*.yaml"))
-
-
 def study_path(directory: Path, kind: Kind) -> Path:
     """config/between_run/<cpu model>-<cpus>cpu[-<gpu>].yaml"""
     words = [kind.cpu_model, f"{kind.cpus}cpu", *kind.gpus]

@@ -150,13 +150,14 @@ def check_record(workload: Workload, impl: Impl, host_args: tuple, out: Any, dev
     }
     kv = workload.known_values
     if kv is not None:
-        args = kv.inputs if impl.host_inputs else jax.device_put(kv.inputs, dev)
+        inputs = kv.input_arrays()
+        args = inputs if impl.host_inputs else jax.device_put(inputs, dev)
         with jax.default_device(dev):
             got = np.asarray(jax.device_get(harness.jitted(impl)(*args)), dtype=np.float64)
-        max_abs = float(np.max(np.abs(got - kv.expected)))
+        max_abs = float(np.max(np.abs(got - np.asarray(kv.expected))))
         record["known_values"] = {
-            "inputs": [a.tolist() for a in kv.inputs],
-            "expected": kv.expected.tolist(),
+            "inputs": [a.tolist() for a in inputs],
+            "expected": list(kv.expected),
             "got": got.tolist(),
             "max_abs_err": max_abs,
             "atol": kv.atol,

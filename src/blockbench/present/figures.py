@@ -296,7 +296,6 @@ FIGURES: dict[str, Callable[[Tables], plt.Figure]] = {
     "phases": phases,
     "claims": claims_figure,
 }
-NAMES = tuple(FIGURES)
 
 
 def draw(

@@ -43,6 +43,12 @@ def run_dir(entry: str | Path) -> tuple[Path, str | None]:
     return Path(directory), label
 
 
+def study_files(directory: str | Path) -> list[str]:
+    """Every between-run study in `directory` (none where it does not exist: no kind of
+    machine is studied), one YAML per kind (blockbench.judge.studies reads them)."""
+    return sorted(str(p) for p in Path(directory).glob("*.yaml"))
+
+
 def raw_files(directory: str | Path) -> list[Path]:
     """All measurement files of one run directory (device/workload/impl/size/repeat.json)."""
     return sorted(Path(directory).glob(re.sub(r"\{\w+\}", "*", IN_RUN)))

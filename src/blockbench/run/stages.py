@@ -6,8 +6,9 @@ from typing import Any
 
 import pandas as pd
 
-from blockbench.judge import articles, claim_rules, verdicts, wording
+from blockbench.judge import verdicts, wording
 from blockbench.judge.aggregate import CELL, cells, processes, speedups, write_table
+from blockbench.judge.claim_rules import read_claims
 from blockbench.judge.studies import read_studies
 from blockbench.present import claims_report
 
@@ -31,11 +32,6 @@ READABLE = [
     "reason",
     "warnings",
 ]
-
-
-def read_claims(claims_file: str | Path, articles_file: str | Path) -> list[dict[str, Any]]:
-    """The claims, with the article figures they name read from the articles file."""
-    return claim_rules.load(claims_file, articles.load(articles_file))
 
 
 def build_tables(raw: list[str], out: Any, labels: Mapping[str, str] | None = None) -> pd.DataFrame:

@@ -1,6 +1,10 @@
 """Helpers every workload's correctness check shares."""
 
-import numpy as np
+from __future__ import annotations
+
+from blockbench.workloads.declare import deferred
+
+np = deferred("numpy")
 
 
 def max_rel_err(out: object, ref: np.ndarray) -> float:

@@ -3,20 +3,24 @@ implementations that compute it.
 
 A workload module declares everything about itself in one place, a module-level
 `WORKLOADS` tuple, as JAX's own benchmarks declare a case in a few lines; the registry
-collects every module's. The functions reach JAX through `deferred` modules, imported where
-a function first runs, so the grid, the tables, the figures and a NumPy cell's worker read
-the declarations without loading JAX.
+collects every module's. The functions reach JAX, and NumPy, through `deferred` modules,
+imported where a function first runs, so the grid, the tables, the figures and a NumPy cell's
+worker read the declarations without loading JAX, and Snakemake parses the workflow without
+NumPy (annotations stay strings: `from __future__ import annotations`).
 """
+
+from __future__ import annotations
 
 import importlib
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Literal
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Literal
 
 from blockbench.records.spec import DEVICES, PHASES
+
+if TYPE_CHECKING:
+    import numpy as np
 
 CPU_ONLY = ("cpu",)
 
@@ -54,11 +58,17 @@ def positive(size: int) -> None:
 
 @dataclass(frozen=True)
 class KnownValues:
-    """Exact values a published source printed, checked on the measured implementation."""
+    """Exact values a published source printed, checked on the measured implementation:
+    plain numbers, made arrays (inputs in `dtype`) only where a cell checks them."""
 
-    inputs: tuple[np.ndarray, ...]
-    expected: np.ndarray
+    inputs: tuple[tuple[float, ...], ...]
+    expected: tuple[float, ...]
     atol: float
+    dtype: str = "float32"
+
+    def input_arrays(self) -> tuple[np.ndarray, ...]:
+        numpy = importlib.import_module("numpy")
+        return tuple(numpy.asarray(x, dtype=self.dtype) for x in self.inputs)
 
 
 @dataclass(frozen=True)

@@ -6,13 +6,14 @@ eager `jnp.dot(x, x.T)` runs the transpose as its own operation first, and its c
 the dispatch time Source A compares against.
 """
 
-from typing import Any
+from __future__ import annotations
 
-import numpy as np
+from typing import Any
 
 from blockbench.workloads.checks import max_rel_err
 from blockbench.workloads.declare import CPU_ONLY, Impl, Workload, deferred
 
+np = deferred("numpy")
 jnp = deferred("jax.numpy")
 
 # Checked rows: a float64 product of the full matrix at size 10000 would cost more than

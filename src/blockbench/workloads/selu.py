@@ -1,12 +1,13 @@
 """SELU on a float32 vector (Source C), with the article's constants."""
 
-from typing import Any
+from __future__ import annotations
 
-import numpy as np
+from typing import Any
 
 from blockbench.workloads.checks import max_rel_err
 from blockbench.workloads.declare import CPU_ONLY, Impl, Workload, deferred
 
+np = deferred("numpy")
 jnp = deferred("jax.numpy")
 
 ALPHA = 1.67

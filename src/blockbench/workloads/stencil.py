@@ -4,13 +4,14 @@ Column 0 of the state is 1; each new column j+1 is, for interior rows i,
 a[i-1, j] w[i-1, j] + a[i, j] w[i, j] + a[i+1, j] w[i+1, j]; edge rows stay 0.
 """
 
-from typing import Any
+from __future__ import annotations
 
-import numpy as np
+from typing import Any
 
 from blockbench.workloads.checks import max_rel_err
 from blockbench.workloads.declare import Impl, Workload, deferred
 
+np = deferred("numpy")
 jnp = deferred("jax.numpy")
 lax = deferred("jax.lax")
 
