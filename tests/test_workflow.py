@@ -24,6 +24,7 @@ from blockbench.measure import cores, provenance
 from blockbench.measure.core_speed import FAKE_CORE_SPEED, STEADY
 from blockbench.present import figure_names
 from blockbench.records import layout
+from blockbench.records.store import read_json
 from blockbench.run import cli_config, grid, stages
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,7 +52,7 @@ def test_default_config_passes_schema_and_dry_run(tmp_path):
 # so they are made absent after that, for the parse: the Snakefile and what it imports.
 SCIENTIFIC = ("numpy", "pandas", "jax", "jaxlib", "scipy", "matplotlib", "seaborn", "pyarrow")
 PARSE_WITHOUT = """
-import importlib.abc, sys
+import importlib.abc, importlib.metadata, sys
 from snakemake.cli import main
 class Absent(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
@@ -60,6 +61,12 @@ class Absent(importlib.abc.MetaPathFinder):
 for loaded in [m for m in sys.modules if m.split(".")[0] in {blocked!r}]:
     del sys.modules[loaded]
 sys.meta_path.insert(0, Absent())
+real = importlib.metadata.version
+def version(name):
+    if name in {blocked!r}:
+        raise importlib.metadata.PackageNotFoundError(name)
+    return real(name)
+importlib.metadata.version = version
 main(sys.argv[1:])
 """
 
@@ -310,6 +317,18 @@ def tiny_run(tmp_path_factory):
 
 
 @pytest.mark.slow
+def test_the_scheduler_patch_is_logged_once_and_kept_with_each_measurement(tiny_run):
+    """Over a range of Snakemake versions the patch could stop applying unseen: the run's log
+    says what it did, and every measurement records it."""
+    line = "blockbench: Snakemake's re-scheduling timers: patched"
+    logs = [p.read_text() for p in (tiny_run / ".snakemake/log").glob("*.log")]
+    runs = [log for log in logs if "Finished jobid" in log]
+    assert runs and all(log.count(line) == 1 for log in runs)
+    records = list((tiny_run / "results/raw/tiny").rglob("*.json"))
+    said = {read_json(r)["provenance"]["config"]["scheduler_patch"] for r in records}
+    assert records and said == {"patched"}
+
+
 def test_tiny_grid_produces_every_table_figure_and_claim(tiny_run):
     wf = tiny_run
     for name in (

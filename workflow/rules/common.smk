@@ -1,6 +1,8 @@
 # Grid and target lists, computed by the blockbench package from the validated config.
 from pathlib import Path
 
+from snakemake.logging import logger
+
 from blockbench.run import cluster, grid, run_order, scheduler_patch, versions
 
 from blockbench.present import figure_names

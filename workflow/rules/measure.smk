@@ -47,6 +47,8 @@ rule measure:
         lock_dir=LOCK_DIR,
         block=block_of,
         jax_env=jax_env_of,
+        # what the patch of Snakemake's scheduler did (common.smk), kept with every measurement
+        scheduler_patch=QUIET,
     script:
         "../scripts/measure.py"
 
@@ -75,3 +77,4 @@ use rule measure as measure_accelerator with:
 # account, a status command that works, ...), or the run stops and says which is missing.
 onstart:
     cluster.check(workflow, CLUSTER)
+    logger.info(f"blockbench: Snakemake's re-scheduling timers: {QUIET}")

@@ -171,6 +171,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="inside a SLURM job, the lock is <DIR>/<node>.lock: a directory every job on "
         "the node sees (a per-job /tmp would give each job a lock of its own)",
     )
+    p.add_argument(
+        "--scheduler-patch",
+        default="",
+        help="what the workflow's patch of Snakemake's scheduler did (blockbench.run."
+        "scheduler_patch), recorded with the measurement: unpatched, Snakemake's timers take CPU",
+    )
     return p.parse_args(argv)
 
 
@@ -185,8 +191,9 @@ def job_args(
     workflow's measure job and the GPU kit (blockbench.run.gpu_kit) measure through this one.
 
     `params`: budget_s, seed, matmul_precision, sampling (per process), phases (comma
-    separated, '' for all), threads, block, lock_dir, jax_env (each may be empty or absent;
-    jax_env: another JAX release's environment, blockbench.run.versions)."""
+    separated, '' for all), threads, block, lock_dir, jax_env, scheduler_patch (each may be
+    empty or absent; jax_env: another JAX release's environment, blockbench.run.versions;
+    scheduler_patch: what blockbench.run.scheduler_patch did in the workflow)."""
     args = [
         *("--device", cell["device"], "--workload", cell["workload"], "--impl", cell["impl"]),
         *("--size", str(cell["size"]), "--out", str(out), "--run-label", run_label),
@@ -195,8 +202,12 @@ def job_args(
     ]
     for key, value in params["sampling"].items():
         args += [f"--{key.replace('_', '-')}", str(value)]
-    flags = {"lock_dir": "cluster-lock-dir", "jax_env": "jax-env"}
-    for key in ("phases", "threads", "block", "lock_dir", "jax_env"):
+    flags = {
+        "lock_dir": "cluster-lock-dir",
+        "jax_env": "jax-env",
+        "scheduler_patch": "scheduler-patch",
+    }
+    for key in ("phases", "threads", "block", "lock_dir", "jax_env", "scheduler_patch"):
         if params.get(key):
             args += [f"--{flags.get(key, key)}", str(params[key])]
     return args
@@ -368,6 +379,7 @@ def main(argv: list[str] | None = None) -> int:
         "schema_validated": can_validate(),
         "jax_version": planned,
         "jax_env": str(args.jax_env) if args.jax_env else None,
+        "scheduler_patch": args.scheduler_patch or None,
     }
     record = {
         "schema_version": SCHEMA_VERSION,

@@ -17,10 +17,22 @@ IN_RUN = "{device}/{workload}/{impl}/{size}/{repeat}.json"
 RAW = "results/raw/{run_label}/" + IN_RUN
 
 
+# The lock the bootstrap installs and environment.yml mirrors, in a checkout.
+LOCK = Path(__file__).resolve().parents[3] / "requirements.lock"
+
+
 @cache
 def installed_jax() -> str:
-    """The JAX release of this environment: measured without an environment of its own."""
-    return importlib.metadata.version("jax")
+    """The JAX release the jobs measure without an environment of their own: this
+    environment's, or, where Snakemake parses the workflow in an environment without JAX
+    (its jobs then run in the rule's `conda:` environment, `--sdm conda`), the locked one."""
+    try:
+        return importlib.metadata.version("jax")
+    except importlib.metadata.PackageNotFoundError:
+        pinned = re.findall(r"^jax==(\S+)$", LOCK.read_text(), re.M) if LOCK.exists() else []
+        if not pinned:
+            raise
+        return pinned[0]
 
 
 def run_label(label: str, version: str) -> str:
