@@ -100,6 +100,62 @@ def test_a_parse_that_imports_numpy_is_caught(tmp_path):
     assert run.returncode != 0 and "No module named 'numpy' (made absent)" in said
 
 
+FLOOR = re.search(r'^min_version\("([\d.]+)"\)', (ROOT / "workflow/Snakefile").read_text(), re.M)[1]
+LOCKED = re.search(r"^snakemake==(\S+)$", (ROOT / "requirements.lock").read_text(), re.M)[1]
+
+
+def snakemake_only(version: str) -> Path:
+    """A virtual environment holding Snakemake `version` and what it installs, nothing of
+    blockbench's own (made once from PyPI, kept in .venvs/: about 30 s each)."""
+    env = ROOT / ".venvs" / f"snakemake-{version}"
+    if not (env / "made").exists():
+        shutil.rmtree(env, ignore_errors=True)
+        subprocess.run([sys.executable, "-m", "venv", str(env)], check=True)
+        pip = [str(env / "bin/python"), "-m", "pip", "install", "-q", f"snakemake=={version}"]
+        subprocess.run(pip, check=True, timeout=900)
+        (env / "made").touch()
+    return env / "bin" / "snakemake"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", [f"{FLOOR}.0", LOCKED], ids=["floor", "locked"])
+@pytest.mark.parametrize("config", [None, TINY], ids=["default grid", "tiny grid"])
+def test_an_environment_of_snakemake_alone_lists_the_jobs(tmp_path, version, config):
+    """Where a user stands: Snakemake from pip and nothing else (the declared floor, and the
+    locked release); jobs would run in the rules' `conda:` environment."""
+    wf = workflow_copy(tmp_path, config)
+    args = ("--configfile", "tiny.yaml") if config else ()
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    run = subprocess.run(
+        [str(snakemake_only(version)), "-n", "--cores", "4", *args],
+        cwd=wf,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    assert "measure" in run.stdout and "claims" in run.stdout
+
+
+@pytest.mark.slow
+def test_a_snakemake_below_the_floor_stops_with_its_own_min_version_line(tmp_path):
+    major, minor = FLOOR.split(".")
+    below = f"{major}.{int(minor) - 1}.0"
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    run = subprocess.run(
+        [str(snakemake_only(below)), "-n", "--cores", "4"],
+        cwd=workflow_copy(tmp_path),
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    said = run.stdout + run.stderr
+    assert run.returncode != 0
+    assert (
+        f"Expecting Snakemake version {FLOOR} or higher (you are currently using {below})" in said
+    )
+
+
 @pytest.mark.slow
 def test_lint_is_clean_and_every_rule_has_a_log(tmp_path):
     run = snakemake(workflow_copy(tmp_path), "--lint")
