@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pandas as pd
@@ -154,6 +155,62 @@ def test_a_snakemake_below_the_floor_stops_with_its_own_min_version_line(tmp_pat
     assert (
         f"Expecting Snakemake version {FLOOR} or higher (you are currently using {below})" in said
     )
+
+
+FLOORS = ROOT / "tests" / "floors.txt"
+
+
+def floor_pins() -> dict[str, str]:
+    lines = [x.split("#")[0].strip() for x in FLOORS.read_text().splitlines()]
+    return dict(x.split("==") for x in lines if x)
+
+
+def test_the_tried_floors_are_pyprojects():
+    """tests/floors.txt pins what pyproject.toml declares, each at its lower bound."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    declared = [*project["dependencies"], *project["optional-dependencies"]["workflow"]]
+    bounds = dict(re.fullmatch(r"([\w.-]+)>=([\d.]+)", d).groups() for d in declared)
+    pins = floor_pins()
+    for name, floor in bounds.items():
+        if name == "snakemake-executor-plugin-slurm":
+            continue  # only a SLURM run loads it
+        pinned = pins[name].split(".")
+        assert pinned[: len(floor.split("."))] == floor.split("."), (name, floor, pins[name])
+
+
+@pytest.mark.slow
+def test_the_tiny_grid_runs_at_the_declared_floors(tmp_path):
+    """Every dependency at its floor (tests/floors.txt, installed once into .venvs/floors:
+    about 30 s from PyPI), Snakemake's included: the tiny grid end to end (about 2 min)."""
+    env_dir = ROOT / ".venvs" / "floors"
+    stamp = env_dir / "made"
+    if not stamp.exists() or stamp.read_text() != FLOORS.read_text():
+        shutil.rmtree(env_dir, ignore_errors=True)
+        subprocess.run([sys.executable, "-m", "venv", str(env_dir)], check=True)
+        pip = [str(env_dir / "bin/python"), "-m", "pip", "install", "-q", "-r", str(FLOORS)]
+        subprocess.run(pip, check=True, timeout=900)
+        stamp.write_text(FLOORS.read_text())
+    wf = workflow_copy(tmp_path, {**TINY, "merge": []})
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "BLOCKBENCH_LOCK": str(wf / "lock")}
+    run = subprocess.run(
+        [
+            str(env_dir / "bin/python"),
+            "-m",
+            "snakemake",
+            "--cores",
+            "4",
+            "--configfile",
+            "tiny.yaml",
+        ],
+        cwd=wf,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=1200,
+    )
+    assert run.returncode == 0, run.stderr[-4000:]
+    table = pd.read_csv(wf / "results/claims.csv")
+    assert set(table["verdict"]) <= set(part_result.VERDICTS) and len(table) == 15
 
 
 @pytest.mark.slow

@@ -32,18 +32,18 @@ class Term:
 
 
 def samples_note(row: Any, term: dict[str, Any]) -> str:
-    """'jax dispatch at 1000: of 90 samples 1% disturbed from outside [0%, 6%] and 12% inside
-    the cell [7%, 20%], left out; 10% in a slow mode [...]': where the statistics' samples
-    came from."""
+    """'jax dispatch at 1000: of 90 samples 1% disturbed from outside [0%, 6%], left out, and
+    12% inside the cell [7%, 20%], kept; 10% in a slow mode [...]': where the statistics'
+    samples came from."""
     said = []
     share = row.get("disturbed_fraction")
     inside = row.get("inside_fraction")
     if share is not None and not pd.isna(share) and (share > 0 or inside > 0):
         said.append(
             f"of {int(row['n_all'])} samples {share:.0%} disturbed from outside "
-            f"[{row['disturbed_ci_low']:.0%}, {row['disturbed_ci_high']:.0%}] and "
+            f"[{row['disturbed_ci_low']:.0%}, {row['disturbed_ci_high']:.0%}], left out, and "
             f"{row['inside_fraction']:.0%} inside the cell "
-            f"[{row['inside_ci_low']:.0%}, {row['inside_ci_high']:.0%}], left out"
+            f"[{row['inside_ci_low']:.0%}, {row['inside_ci_high']:.0%}], kept"
         )
     slow = row.get("slow_fraction")
     if slow is not None and not pd.isna(slow) and slow > 0:

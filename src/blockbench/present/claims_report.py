@@ -87,9 +87,10 @@ def _parts(parts: pd.DataFrame) -> list[str]:
 SAMPLES = (
     "Where the samples behind a claim came from: a sample is disturbed from outside when "
     "another process ran on the cell's cores during it, and inside the cell when, with no "
-    "such neighbour, the measuring thread waited for a CPU its own pool threads held; "
-    "either way the statistics leave it out. A slow mode is the share of samples over "
-    "twice the phase's fast mode (all samples)."
+    "such neighbour, the measuring thread waited for a CPU its own pool threads held. The "
+    "statistics leave out the samples disturbed from outside and keep those disturbed inside "
+    "the cell, which a user timing the operation waits for too. A slow mode is the share of "
+    "samples over twice the phase's fast mode (all samples)."
 )
 
 
