@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from test_workflow import LOCKED, snakemake_only
 from tiny import TINY
 
 from blockbench.present import figure_names
@@ -62,7 +63,8 @@ def blockbench_copy(path: Path) -> Path:
     """A checkout of blockbench somewhere else, as another workflow would have one."""
     for name in ("workflow", "config", "src"):
         shutil.copytree(ROOT / name, path / name, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(ROOT / "environment.yml", path)
+    for name in ("environment.yml", "requirements.lock"):
+        shutil.copy(ROOT / name, path)
     return path
 
 
@@ -163,3 +165,17 @@ def test_the_module_block_snakedeploy_writes_plans_the_same_grid(tmp_path):
     dry = snakemake(host, "-n", "--config", override, "run_label=deployed")
     assert dry.returncode == 0, dry.stderr[-3000:]
     assert "results/raw/deployed/cpu/stencil/loop/8/0.json" in dry.stdout
+    # the same deployed module, parsed by an environment holding Snakemake alone: the module
+    # finds blockbench in its checkout's src/, and nothing else (no numpy, no JAX) is needed
+    alone = subprocess.run(
+        [str(snakemake_only(LOCKED)), "-n", "--cores", "4"],
+        cwd=host,
+        capture_output=True,
+        text=True,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+    )
+    assert alone.returncode == 0, alone.stdout[-2000:] + alone.stderr[-2000:]
+    listed = dict(
+        line.split()[:2] for line in alone.stdout.splitlines() if line.startswith("measure")
+    )
+    assert listed["measure"] == counts["measure"]

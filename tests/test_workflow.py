@@ -686,8 +686,9 @@ def test_a_merge_folder_without_measurements_is_refused_before_any_job(tmp_path)
 def test_two_files_for_one_cell_are_refused(tmp_path):
     twin = tmp_path / "twin"
     shutil.copytree(REFERENCE / "cpu/selu", twin / "cpu/selu")
-    with pytest.raises(InputError, match=r"several files \(.*twin.*, .*\): give each merged"):
+    with pytest.raises(InputError, match=r"several files \(.*, .*\): give each merged") as said:
         aggregate.measurements([*layout.raw_files(REFERENCE), *layout.raw_files(twin)])
+    assert str(twin) in str(said.value) and str(REFERENCE) in str(said.value)  # both named
     # the same files merged under a label of their own (merge: DIR=LABEL) are another run
     directory, label = layout.run_dir(f"{twin}=twin")
     proc = aggregate.processes(
