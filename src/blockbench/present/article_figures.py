@@ -129,14 +129,16 @@ def _legend(
     views: list[RunView],
     colors: dict[str, Any],
     extra: list[tuple[Line2D, str]] = (),
+    pools: list[list[RunView]] = (),
 ) -> None:
-    """Below the panels, so it hides no data: the article's hardware and each run's."""
+    """Below the panels, so it hides no data: the article's hardware, each run's, and each
+    pool that drew a point (too few runs to pool draw none)."""
     handles = [Line2D([], [], marker="D", ls="", mfc="white", mec=ARTICLE_COLOR, ms=4.5)]
     labels = [f"article ({source.letter}): {source.hardware}"]
     for v in views:
         handles.append(Line2D([], [], marker="o", ls="-", color=colors[v.run_label], ms=3.5))
         labels.append(machine(v) + ", 95% CI")
-    for members in pool_groups(views):
+    for members in pools:
         handles.append(Line2D([], [], marker="s", ls="-", color=POOLED_COLOR, ms=3.5))
         labels.append(
             f"{pooled_label(members)} (same machine kind; the runs' mean, 95% CI from "
@@ -223,7 +225,12 @@ def _compose(
         _dot_panel(ax, panel.rows, colors, panel.xlabel, panel.title)
     extra = _compile_growth(axes[-1], growth, views, colors) if growth else []
     _suptitle(fig, source)
-    _legend(fig, source, views, colors, extra)
+    drawn = [
+        members
+        for members in pool_groups(views)
+        if any(r.points[pooled_label(members)].value is not None for p in panels for r in p.rows)
+    ]
+    _legend(fig, source, views, colors, extra, drawn)
     return fig, axes
 
 
