@@ -72,11 +72,24 @@ def shortfall(own_processes: float, study_processes: float) -> float:
     return math.sqrt(max(0.0, 1.0 - own_processes / study_processes))
 
 
+def _study_halves(
+    owns: Sequence[Spread], processes: Sequence[float], study: StudyPart
+) -> list[float]:
+    """Half-widths of the mean of k runs judged with a study: its S / sqrt(k) on k - 1 df,
+    plus the within-run variance each run's design lacks, sized from the runs' own spread
+    and from the study's (two candidates; the caller takes the wider)."""
+    k = len(owns)
+    mean_of_runs = study.term().times(1 / math.sqrt(k))
+    by_own = by_study = mean_of_runs
+    for own, r in zip(owns, processes, strict=True):
+        by_own = by_own.plus(Spread(0.0, own.times(shortfall(r, study.processes) / k).terms))
+        by_study = by_study.plus(study.lacking(r).times(1 / k))
+    return [by_own.half_width(), by_study.half_width()]
+
+
 def judged(own: Spread, processes: float, study: StudyPart) -> tuple[float, float]:
     """(low, high) on the analysis scale of a run judged with a study of its kind."""
-    with_own = study.term().plus(own.times(shortfall(processes, study.processes)))
-    with_study = study.term().plus(study.lacking(processes))
-    half = max(own.half_width(), with_own.half_width(), with_study.half_width())
+    half = max(own.half_width(), *_study_halves([own], [processes], study))
     return own.estimate - half, own.estimate + half
 
 
@@ -110,13 +123,7 @@ def pool(
     i2 = tau2 / s2 if s2 > 0 else 0.0
     halves, said = [], []
     if study is not None:
-        mean_of_runs = study.term().times(1 / math.sqrt(k))
-        lacking = by_study = Spread(0.0)
-        for own, r in zip(owns, processes, strict=True):
-            lacking = lacking.plus(own.times(shortfall(r, study.processes) / k))
-            by_study = by_study.plus(study.lacking(r).times(1 / k))
-        halves.append(mean_of_runs.plus(lacking).half_width())
-        halves.append(mean_of_runs.plus(by_study).half_width())
+        halves += _study_halves(owns, processes, study)
         said.append(f"the study's spread over {study.runs} runs")
     if k >= MIN_UNSTUDIED:
         halves.append(Spread(0.0, ((math.sqrt(s2 / k), k - 1.0),)).half_width())

@@ -62,11 +62,6 @@ class Spread:
         analysis (a weight, never a bound)."""
         return math.sqrt(sum(s * s for s, _ in self.terms))
 
-    @property
-    def df(self) -> float:
-        """The smallest df of its terms (inf where none): how well its scale is known."""
-        return min((df for _, df in self.terms), default=NORMAL_DF)
-
     def times(self, c: float) -> "Spread":
         return Spread(c * self.estimate, tuple((c * s, df) for s, df in self.terms))
 
@@ -139,10 +134,6 @@ def half_width(terms: tuple[tuple[float, float], ...], level: float = CONFIDENCE
     return float(
         optimize.brentq(lambda x: _cdf_of_sum(x, terms) - p, low * 0.5, high * 1.5, xtol=low * 1e-7)
     )
-
-
-def geometric_mean(values: Sequence[float]) -> float:
-    return float(np.exp(np.mean(np.log(np.asarray(values, dtype=float)))))
 
 
 def of_processes(values: Sequence[float]) -> Spread:
