@@ -88,8 +88,15 @@ def study(
     methods = sorted({int(m) for m in proc["method_version"]})
     if len(methods) > 1:
         sys.exit(f"the runs were measured by several methods (versions {methods}): study one")
+    designs = {label: "; ".join(sorted(set(g["design"]))) for label, g in proc.groupby("run_label")}
+    if len(set(designs.values())) > 1:
+        sys.exit(
+            "the runs were measured under different stopping rules, so their values are not "
+            f"of one design: {designs} (study runs of one config)"
+        )
     kind = next(iter(kinds.values()))
-    return Study(kind, runs, found, method=methods[0], core_speed=core_speed)
+    design = next(iter(designs.values()))
+    return Study(kind, runs, found, method=methods[0], core_speed=core_speed, design=design)
 
 
 def main() -> None:

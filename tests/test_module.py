@@ -16,6 +16,7 @@ from test_workflow import LOCKED, snakemake_only
 from tiny import TINY
 
 from blockbench.present import figure_names
+from blockbench.records import layout
 from blockbench.run import grid, stages
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -105,7 +106,9 @@ def test_a_host_workflow_runs_the_tiny_grid_through_the_readmes_module_lines(tmp
     assert "rule bb_measure:" in run.stdout + run.stderr  # blockbench's rules, renamed
 
     results = host / "results"
-    raw = sorted(p.relative_to(host).as_posix() for p in (results / "raw").rglob("*.json"))
+    raw = sorted(
+        p.relative_to(host).as_posix() for p in layout.raw_files(results / "raw" / "host-tiny")
+    )
     cells = grid.cells(GRID)
     assert raw == sorted(c.path("host-tiny", r) for c in cells for r in range(GRID["repeats"]))
     for path in raw:

@@ -437,7 +437,7 @@ def test_the_scheduler_patch_is_logged_once_and_kept_with_each_measurement(tiny_
     logs = [p.read_text() for p in (tiny_run / ".snakemake/log").glob("*.log")]
     runs = [log for log in logs if "Finished jobid" in log]
     assert runs and all(log.count(line) == 1 for log in runs)
-    records = list((tiny_run / "results/raw/tiny").rglob("*.json"))
+    records = list(layout.raw_files(tiny_run / "results/raw/tiny"))
     said = {read_json(r)["provenance"]["config"]["scheduler_patch"] for r in records}
     assert records and said == {"patched"}
 
@@ -497,7 +497,7 @@ def test_tiny_grid_produces_every_table_figure_and_claim(tiny_run):
 @pytest.mark.slow
 def test_numpy_cells_under_snakemake_use_as_many_blas_threads_as_the_cell_has_cores(tiny_run):
     """Snakemake exports OMP/OPENBLAS_NUM_THREADS=1 to its jobs: NumPy must not inherit it."""
-    records = [json.loads(p.read_text()) for p in (tiny_run / "results/raw/tiny").rglob("*.json")]
+    records = [json.loads(p.read_text()) for p in layout.raw_files(tiny_run / "results/raw/tiny")]
     numpy_cells = [r for r in records if r["cell"]["impl"] == "numpy"]
     assert numpy_cells
     n = len(cores.allowed())
@@ -519,7 +519,7 @@ def test_a_blocks_own_repeats_and_sampling_reach_its_cells_processes(tiny_run):
         "2.json",
     ]
     assert len(list((raw / "selu/jax/1000").iterdir())) == 2
-    for path in raw.rglob("*.json"):
+    for path in raw.rglob("*/*/*/*.json"):
         record = json.loads(path.read_text())
         if record["status"] != "ok":
             continue
@@ -537,7 +537,7 @@ def test_claims_report_shows_each_parts_size_against_the_articles(tiny_run):
 
 @pytest.mark.slow
 def test_tiny_grid_measurements_never_overlap(tiny_run):
-    records = [json.loads(p.read_text()) for p in (tiny_run / "results/raw").rglob("*.json")]
+    records = [json.loads(p.read_text()) for p in layout.raw_files(tiny_run / "results/raw/tiny")]
     assert len(records) == sum(s.repeats for s in grid.settings(TINY).values())
     spans = sorted((r["started_at"], r["finished_at"]) for r in records)
     for (_, end), (start, _) in itertools.pairwise(spans):
@@ -546,7 +546,7 @@ def test_tiny_grid_measurements_never_overlap(tiny_run):
 
 @pytest.mark.slow
 def test_a_cells_processes_are_spread_over_the_run_not_back_to_back(tiny_run):
-    records = [json.loads(p.read_text()) for p in (tiny_run / "results/raw/tiny").rglob("*.json")]
+    records = [json.loads(p.read_text()) for p in layout.raw_files(tiny_run / "results/raw/tiny")]
     starts = {r: [x["started_at"] for x in records if x["repeat"] == r] for r in (0, 1)}
     assert max(starts[0]) < min(starts[1]), "process 1 of a cell ran before process 0 of another"
     table = pd.read_csv(tiny_run / "results/tables/measurements.csv")
@@ -785,5 +785,5 @@ def test_a_new_workload_and_its_claim_are_one_module_and_one_entry_end_to_end(tm
     assert list(table["claim_id"]) == ["S1"]
     assert table["verdict"].iloc[0] == "reproduced", table.iloc[0].to_dict()
     assert table["measured"].iloc[0] > 0
-    records = [json.loads(p.read_text()) for p in (wf / "results/raw/mine").rglob("*.json")]
+    records = [json.loads(p.read_text()) for p in layout.raw_files(wf / "results/raw/mine")]
     assert len(records) == 4 and all(r["status"] == "ok" for r in records)

@@ -37,6 +37,8 @@ TINY = {
     "sampling": {"min_samples": 3, "min_time_s": 0.0, "max_time_s": 0.05},
     "budget_s": 120,
     "repeats": 2,
+    # a fixed design: the rounds added on demand have a test of their own (test_rounds.py)
+    "max_rounds": 2,
 }
 
 

@@ -8,6 +8,8 @@ rule claims:
         claims=config["claims"],
         articles=config["articles"],
         studies=STUDIES,
+        # why each part stopped where it did: every run's rounds decision (rules/rounds.smk)
+        decisions=decisions,
     output:
         csv=report(
             "results/claims.csv",
@@ -28,5 +30,7 @@ rule claims:
         ENV
     params:
         run_label=RUN,
+        # merged runs given as DIR=LABEL, shown under that label
+        labels=MERGE_LABELS,
     script:
         "../scripts/claims.py"

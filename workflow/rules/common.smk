@@ -1,4 +1,5 @@
 # Grid and target lists, computed by the blockbench package from the validated config.
+import json
 from pathlib import Path
 
 from snakemake.logging import logger
@@ -16,11 +17,29 @@ CLAIM_LIST = read_claims(config["claims"], config["articles"])
 QUIET = scheduler_patch.quiet_rescheduling()
 
 PLAN = grid.plan(config)
-# Each cell's processes and sampling (the run's, or its block's own `repeats`, `sampling`).
-SETTINGS = grid.settings(config)
+CELLS = {cell.key: cell for cell in PLAN}
+# Rounds on demand (blockbench.judge.stopping): a block (the cells a claim divides by each
+# other) and each lone cell take `repeats` rounds first (a block's own, the most of its
+# cells'); after them the checkpoint `rounds` (rules/rounds.smk) decides how many more each
+# needs for the precision its claims ask, up to `max_rounds`, and the DAG grows by those.
+UNITS = run_order.units(
+    PLAN,
+    CLAIM_LIST,
+    {cell: s.repeats for cell, s in grid.settings(config).items()},
+    config["max_rounds"],
+)
+FIRST = {CELLS[key]: u["first"] for u in UNITS.values() for key in u["cells"]}
+MOST = {CELLS[key]: u["most"] for u in UNITS.values() for key in u["cells"]}
+# Each cell's sampling (the run's, or its block's own `sampling`), split over its first rounds.
+SETTINGS = {
+    cell: grid.Settings(FIRST[cell], s.sampling)
+    for cell, s in grid.settings(config).items()
+}
+# The rule and its settings, recorded with every measurement: a between-run study counts runs
+# made under the same as one design (blockbench.judge.studies).
+DESIGN = grid.design(config, FIRST)
 # Process r of every cell in round r; the cells a claim compares back to back (blockbench.run.run_order).
-REPEATS = {cell: s.repeats for cell, s in SETTINGS.items()}
-ORDER = run_order.order(PLAN, CLAIM_LIST, REPEATS, config["seed"])
+ORDER = run_order.order(PLAN, CLAIM_LIST, MOST, config["seed"])
 RUN = config["run_label"]
 # Where each process of a cell writes its JSON (blockbench.records.layout).
 RAW_FILE = layout.RAW
@@ -29,15 +48,43 @@ RAW_FILE = layout.RAW
 VERSIONS = versions.requested(config)
 ENV_PRIORITY = len(ORDER) * len(VERSIONS) + 1  # above every measurement (rule jax_env)
 ENVS = config["jax_envs"]
-RAW = [
-    cell.path(layout.run_label(RUN, v), r)
-    for v in VERSIONS
-    for cell in PLAN
-    for r in range(REPEATS[cell])
-]
+LABELS = [layout.run_label(RUN, v) for v in VERSIONS]
+
+
+def first_stage(wc):
+    """Every process of the first stage of one run label: what the checkpoint decides from."""
+    return [cell.path(wc.run_label, r) for cell in PLAN for r in range(FIRST[cell])]
+
+
+def measured(wc):
+    """Every process of every run label, first stage and the rounds its checkpoint added:
+    the decision is read back with the standard library alone (Snakemake imports nothing
+    else)."""
+    files = []
+    for label in LABELS:
+        with open(checkpoints.rounds.get(run_label=label).output[0]) as f:
+            rounds = json.load(f)["rounds"]
+        files += [
+            cell.path(label, r)
+            for cell in PLAN
+            for r in range(rounds.get(cell.key, FIRST[cell]))
+        ]
+    return files
+
+
 MERGE_DIRS = [layout.run_dir(entry) for entry in config["merge"]]
 MERGED = [str(p) for run, _ in MERGE_DIRS for p in layout.raw_files(run)]
 MERGE_LABELS = {str(run): label for run, label in MERGE_DIRS if label}
+
+
+def decisions(wc):
+    """Each run label's rounds decision, and a merged run's where it has one (a run of a
+    fixed design, or of an older blockbench, has none)."""
+    merged = [run / "rounds.json" for run, _ in MERGE_DIRS]
+    own = [checkpoints.rounds.get(run_label=label).output[0] for label in LABELS]
+    return own + [str(p) for p in merged if p.exists()]
+
+
 # Between-run studies (blockbench.judge.studies): read by every stage that shows a claim's interval.
 STUDIES = layout.study_files(config["between_run"])
 TABLES = expand(

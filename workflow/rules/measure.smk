@@ -49,6 +49,9 @@ rule measure:
         jax_env=jax_env_of,
         # what the patch of Snakemake's scheduler did (common.smk), kept with every measurement
         scheduler_patch=QUIET,
+        # the stopping rule: the cell's first stage (its interval reads it) and the rule's settings
+        first_rounds=lambda wc: FIRST[cell_of(wc)],
+        design=DESIGN,
     script:
         "../scripts/measure.py"
 

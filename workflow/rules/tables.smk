@@ -1,9 +1,10 @@
-# All raw JSON (this run and merged runs) into pandas tables, CSV/Parquet/Markdown.
+# All raw JSON (this run, every round its checkpoint added, and merged runs) into pandas
+# tables, CSV/Parquet/Markdown, with why each claim part stopped where it did.
 
 
 rule tables:
     input:
-        raw=RAW,
+        raw=measured,
         merged=MERGED,
     output:
         csv=report(

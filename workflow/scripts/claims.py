@@ -15,4 +15,6 @@ with job_log.logged(snakemake.log[0]):
         parts_csv=snakemake.output.parts_csv,
         parts_parquet=snakemake.output.parts_parquet,
         this_run=snakemake.params.run_label,
+        decisions=list(snakemake.input.decisions),
+        labels=snakemake.params.labels,
     )

@@ -18,6 +18,8 @@ params = {
     "lock_dir": p.lock_dir,
     "jax_env": p.jax_env[0] if p.jax_env else "",
     "scheduler_patch": p.scheduler_patch,
+    "first_rounds": p.first_rounds,
+    "design": p.design,
 }
 with job_log.logged(snakemake.log[0]):
     code = main(job_args(cell, int(wc.repeat), snakemake.output[0], wc.run_label, params))

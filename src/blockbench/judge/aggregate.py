@@ -121,6 +121,10 @@ def cell_columns(record: dict[str, Any], source: Path) -> dict[str, Any]:
         "other_load": _get(record, "host_load", "other_cores"),
         "other_processes_load": _get(record, "host_load", "other_processes_cores"),
         "block": _get(prov, "config", "block") or "",
+        # the run's stopping rule: the first stage's rounds (Stein's interval reads them; 0: a
+        # fixed design) and the rule's settings (blockbench.judge.stopping)
+        "first_rounds": _get(prov, "config", "first_rounds") or 0,
+        "design": _get(prov, "config", "design") or "",
         "cores": threads.get("n_cores"),
         "blas_threads": threads.get("blas_threads"),
         "xla_threads": threads.get("xla_threads"),
@@ -184,7 +188,22 @@ def processes(files: Iterable[Path], labels: Mapping[str, str] | None = None) ->
             f"from several files ({', '.join(files)}): give each merged run its own label "
             "(merge: DIR=LABEL)"
         )
+    _one_method_per_run(df)
     return df.sort_values([*PROCESS, "phase"], na_position="first").reset_index(drop=True)
+
+
+def _one_method_per_run(df: pd.DataFrame) -> None:
+    """A run label measured by two versions of the method (an update between an interrupted
+    run and its resumption, say) would mix what two methods measured in one interval."""
+    for label, run in df.groupby("run_label"):
+        first = run.drop_duplicates("method_version").sort_values("method_version")
+        if len(first) > 1:
+            a, b = first.iloc[0], first.iloc[-1]
+            raise ResultFileError(
+                f"run {label} mixes method versions {a['method_version']} ({a['source']}) and "
+                f"{b['method_version']} ({b['source']}): measure it again under a new "
+                "run_label, or delete its results/raw folder (docs/method.md)"
+            )
 
 
 def disturbance_columns(stats: dict[str, Any]) -> dict[str, Any]:

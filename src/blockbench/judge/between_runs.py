@@ -87,9 +87,15 @@ def _study_halves(
     return [by_own.half_width(), by_study.half_width()]
 
 
+def between_half(own: Spread, processes: float, study: StudyPart) -> float:
+    """The half-width a study of its kind gives a run, whatever the run's own: the floor
+    that more rounds of the run cannot lower (blockbench.judge.stopping)."""
+    return max(_study_halves([own], [processes], study))
+
+
 def judged(own: Spread, processes: float, study: StudyPart) -> tuple[float, float]:
     """(low, high) on the analysis scale of a run judged with a study of its kind."""
-    half = max(own.half_width(), *_study_halves([own], [processes], study))
+    half = max(own.half_width(), between_half(own, processes, study))
     return own.estimate - half, own.estimate + half
 
 

@@ -79,6 +79,8 @@ class RunView:
         self.kind = kind_of(self.df) if "cpu_model" in self.df else None
         # whether its host's cores kept their speed, from every process's reading
         self.core_speed = core_speed_of(mine)
+        # the stopping rule and its settings the run was measured under ('' : a fixed design)
+        self.design = "; ".join(sorted(set(mine.get("design", pd.Series(dtype=str)).dropna())))
         # the between-run study of this kind of machine, if one was made by this method on
         # a host that behaved as this run's
         found = (studies or {}).get(self.kind) if self.kind else None
@@ -168,7 +170,7 @@ class RunView:
             parts = [uncertainty.of_samples(x) for x in samples]
             return uncertainty.log_sum(parts), 1
         per_process = sum(r.loc[common, "median_s"].to_numpy(float) for r in rows)
-        return uncertainty.of_processes(per_process), len(common)
+        return uncertainty.of_processes(per_process, first_rounds(rows)), len(common)
 
     def _cell(self, term: dict[str, Any], size: int) -> tuple:
         return (self.run_label, term["device"], term["workload"], term["impl"], size)
@@ -193,7 +195,16 @@ class RunView:
         def side(terms: list) -> Any:
             return sum(rows[id(t)].loc[common, "median_s"].to_numpy(float) for t in terms)
 
-        return uncertainty.of_processes(side(num) / side(den)), len(common)
+        first = first_rounds(list(rows.values()))
+        return uncertainty.of_processes(side(num) / side(den), first), len(common)
+
+
+def first_rounds(rows: list[pd.DataFrame]) -> int:
+    """The first stage of the cells behind a value, where rounds were added on demand (0: a
+    fixed design, or a run made before rounds were): the fewest any of them had."""
+    if any("first_rounds" not in r for r in rows):
+        return 0
+    return int(min(r["first_rounds"].min() for r in rows))
 
 
 def core_speed_of(processes: pd.DataFrame) -> str:

@@ -69,6 +69,9 @@ class Study:
     source: str = ""
     method: int = METHOD_VERSION  # the measuring and judging method that made its runs
     core_speed: str = UNKNOWN  # what its runs' readings said of the host (measure.core_speed)
+    # the stopping rule its runs were measured under ('' : a fixed design): a run under the
+    # same rule has its design, whatever rounds each of its parts took (judge.stopping)
+    design: str = ""
 
     def part(self, claim_id: str, part: str) -> StudyPart | None:
         return self.parts.get((claim_id, part))
@@ -106,6 +109,7 @@ class Study:
             "method": self.method,
             "kind": self.kind.as_dict(),
             "core_speed": self.core_speed,
+            "design": self.design,
             "runs": self.runs,
             "parts": parts,
         }
@@ -138,11 +142,12 @@ def read_study(path: Path) -> Study:
             for name, v in named.items()
         }
         method, core_speed = int(data["method"]), str(data.get("core_speed", UNKNOWN))
+        design = str(data.get("design") or "")
     except StudyFileError:
         raise
     except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError, AttributeError) as exc:
         raise StudyFileError(f"{path}: not a between-run study ({exc})") from exc
-    return Study(kind, list(data.get("runs") or []), parts, str(path), method, core_speed)
+    return Study(kind, list(data.get("runs") or []), parts, str(path), method, core_speed, design)
 
 
 def read_studies(paths: Iterable[str | Path]) -> dict[Kind, Study]:

@@ -35,8 +35,10 @@ METHOD = (
     "a cell's value is the geometric mean of the medians of the worker processes that "
     "measured it; its interval is the exact Student t interval on the logs of those medians, "
     "with one degree of freedom fewer than the processes (a ratio paired by process or round: "
-    "the same on the logs of the per-process ratios; with a single process: the order-statistic "
-    f"interval of its median). A ratio of unpaired cells, a sum or a fitted exponent adds "
+    "the same on the logs of the per-process ratios; where rounds were added on demand, "
+    "Stein's two-stage interval, from the first stage's spread; with a single process: the "
+    "order-statistic interval of its median). A ratio of unpaired cells, a sum or a fitted "
+    "exponent adds "
     f"those t terms, and its central {CONFIDENCE:.0%} is computed exactly from the "
     "distribution of the sum, with no random draws"
 )
@@ -136,14 +138,19 @@ def half_width(terms: tuple[tuple[float, float], ...], level: float = CONFIDENCE
     )
 
 
-def of_processes(values: Sequence[float]) -> Spread:
-    """The log of the geometric mean of one value per process (R >= 2), with its Student t
-    on R - 1 degrees of freedom."""
+def of_processes(values: Sequence[float], first: int = 0) -> Spread:
+    """The log of the geometric mean of one value per process (R >= 2), in the order they
+    were measured, with its Student t on R - 1 degrees of freedom; or, where the count R was
+    chosen from the spread of the `first` values (a two-stage design, blockbench.judge.stopping),
+    Stein's: the spread of those `first` values over sqrt(R), on `first` - 1 degrees of
+    freedom, which is exact whatever R the first stage chose (Stein 1945)."""
     logs = np.log(np.asarray(values, dtype=float))
     r = logs.size
     if r < 2:
         raise ValueError("a process-level interval needs at least 2 processes")
-    return Spread(float(logs.mean()), ((float(logs.std(ddof=1) / math.sqrt(r)), r - 1.0),))
+    used = logs[:first] if 2 <= first < r else logs
+    scale = float(used.std(ddof=1) / math.sqrt(r))
+    return Spread(float(logs.mean()), ((scale, used.size - 1.0),))
 
 
 def of_samples(samples: Sequence[float]) -> Spread:

@@ -143,6 +143,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "(recorded: claims pair their ratios by process within a block)",
     )
     p.add_argument(
+        "--first-rounds",
+        type=int,
+        default=0,
+        help="the rounds of the cell's first stage when rounds are added on demand (recorded: "
+        "its interval is Stein's, from those rounds' spread; 0: a fixed design)",
+    )
+    p.add_argument(
+        "--design",
+        default="",
+        help="the run's stopping rule and its settings, in words (recorded: a between-run "
+        "study applies its design only to runs of the same)",
+    )
+    p.add_argument(
         "--no-isolation",
         dest="isolate",
         action="store_false",
@@ -191,9 +204,10 @@ def job_args(
     workflow's measure job and the GPU kit (blockbench.run.gpu_kit) measure through this one.
 
     `params`: budget_s, seed, matmul_precision, sampling (per process), phases (comma
-    separated, '' for all), threads, block, lock_dir, jax_env, scheduler_patch (each may be
-    empty or absent; jax_env: another JAX release's environment, blockbench.run.versions;
-    scheduler_patch: what blockbench.run.scheduler_patch did in the workflow)."""
+    separated, '' for all), threads, block, lock_dir, jax_env, scheduler_patch, first_rounds,
+    design (each may be empty or absent; jax_env: another JAX release's environment,
+    blockbench.run.versions; scheduler_patch: what blockbench.run.scheduler_patch did in the
+    workflow; first_rounds and design: the run's stopping rule, blockbench.judge.stopping)."""
     args = [
         *("--device", cell["device"], "--workload", cell["workload"], "--impl", cell["impl"]),
         *("--size", str(cell["size"]), "--out", str(out), "--run-label", run_label),
@@ -206,8 +220,10 @@ def job_args(
         "lock_dir": "cluster-lock-dir",
         "jax_env": "jax-env",
         "scheduler_patch": "scheduler-patch",
+        "first_rounds": "first-rounds",
     }
-    for key in ("phases", "threads", "block", "lock_dir", "jax_env", "scheduler_patch"):
+    keys = ("phases", "threads", "block", "lock_dir", "jax_env", "scheduler_patch")
+    for key in (*keys, "first_rounds", "design"):
         if params.get(key):
             args += [f"--{flags.get(key, key)}", str(params[key])]
     return args
@@ -380,6 +396,8 @@ def main(argv: list[str] | None = None) -> int:
         "jax_version": planned,
         "jax_env": str(args.jax_env) if args.jax_env else None,
         "scheduler_patch": args.scheduler_patch or None,
+        "first_rounds": args.first_rounds or None,
+        "design": args.design or None,
     }
     record = {
         "schema_version": SCHEMA_VERSION,

@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from blockbench.judge import uncertainty
+from blockbench.judge import stopping, uncertainty
 from blockbench.judge.between_runs import MIN_UNSTUDIED
 from blockbench.judge.wording import fmt, value_ci
 
@@ -63,7 +63,7 @@ def _verdicts(runs: pd.DataFrame) -> list[str]:
 def _parts(parts: pd.DataFrame) -> list[str]:
     head = (
         "claim, part, measured [95% CI], article, holds if, why this rule, outcome, setup, "
-        "fewest samples, article's code, how it was measured"
+        "fewest samples, rounds (why it stopped), article's code, how it was measured"
     )
     rows = [
         [
@@ -76,6 +76,7 @@ def _parts(parts: pd.DataFrame) -> list[str]:
             f"{r.outcome} (indicative)" if r.indicative else r.outcome,
             r.setup,
             "" if pd.isna(r.n_min) else int(r.n_min),
+            stopping.said(getattr(r, "stopped", ""), getattr(r, "rounds", 0)),
             f"`{_cell(r.code)}`",
             r.detail,
         ]
@@ -91,6 +92,16 @@ SAMPLES = (
     "statistics leave out the samples disturbed from outside and keep those disturbed inside "
     "the cell, which a user timing the operation waits for too. A slow mode is the share of "
     "samples over twice the phase's fast mode (all samples)."
+)
+
+
+ROUNDS = (
+    "Rounds on demand: every cell took its first stage of rounds (worker processes), then "
+    "each block of cells a claim compares took more while a part's own interval was wider "
+    "than the run's precision target (Stein's two-stage rule: the first stage's spread sets "
+    "the rounds, and the interval is built on it). A part stopped "
+    + "; ".join(f"**{k}**: {v}" for k, v in stopping.REASONS.items())
+    + "."
 )
 
 
@@ -210,7 +221,7 @@ def to_rst(table: pd.DataFrame, first: str = "") -> str:
             + (" (this run)" if run_label == first else ""),
             "",
         ]
-        rows = [["claim", "verdict", "measured [95% CI]", "article", "measured on"]]
+        rows = [["claim", "verdict", "measured [95% CI]", "article", "measured on", "stopped"]]
         for r in table[table["run_label"] == run_label].itertuples():
             on = _cell(r.device_model or r.device).replace("(R)", "").replace("(TM)", "")
             rows.append(
@@ -220,6 +231,7 @@ def to_rst(table: pd.DataFrame, first: str = "") -> str:
                     value_ci(r.measured, r.ci_low, r.ci_high) or EMPTY,
                     fmt(r.article) or EMPTY,
                     on or EMPTY,
+                    _cell(getattr(r, "stopped", "")) or EMPTY,
                 ]
             )
         out += [*_rst_table(rows), ""]
@@ -243,7 +255,10 @@ def to_markdown(table: pd.DataFrame, parts: pd.DataFrame, claims: list[dict[str,
         lines += [f"## Run `{run_label}`{_release(runs)}", "", *_between(runs), *_verdicts(runs)]
         lines.append("")
         lines += ["### Every part, at the setup it was measured", ""]
-        lines += [*_parts(parts[parts["run_label"] == run_label]), ""]
+        mine = parts[parts["run_label"] == run_label]
+        if "stopped" in mine and mine["stopped"].notna().any():
+            lines += [ROUNDS, ""]
+        lines += [*_parts(mine), ""]
         warned = runs[runs["warnings"].fillna("") != ""]
         if not warned.empty:
             lines += ["### Warnings", ""]

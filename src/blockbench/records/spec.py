@@ -8,8 +8,10 @@ DEVICES = ("cpu", "gpu", "tpu")
 CONFIDENCE = 0.95
 # The version of the measuring and judging method: raised by any change that moves a value or
 # an interval (what a sample keeps, how a cell's interval is built). A between-run study made
-# by another version describes another method and is not applied (blockbench.judge.studies).
-METHOD_VERSION = 2
+# by another version describes another method and is not applied (blockbench.judge.studies),
+# and a run label holding two versions is refused (blockbench.judge.aggregate). 3: rounds on
+# demand (a two-stage design, judged with Stein's interval: blockbench.judge.stopping).
+METHOD_VERSION = 3
 # Every phase a cell can have, in the order a user meets them (and the harness measures them).
 PHASES = (
     "host_to_device",

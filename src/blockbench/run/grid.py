@@ -8,7 +8,9 @@ phase, and the article's large size with only the phases its claims use). A cell
 blocks ask for is measured once, with the phases of both.
 """
 
-from collections.abc import Iterator
+import hashlib
+import json
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -31,6 +33,11 @@ class Cell:
     workload: str
     impl: str
     size: int
+
+    @property
+    def key(self) -> str:
+        """device/workload/impl/size: the cell in a round decision (blockbench.judge.stopping)."""
+        return f"{self.device}/{self.workload}/{self.impl}/{self.size}"
 
     def path(self, run_label: str, repeat: int = 0) -> str:
         """Where worker process `repeat` of this cell writes its JSON."""
@@ -161,3 +168,17 @@ def settings(config: dict[str, Any]) -> dict[Cell, Settings]:
 def cells(config: dict[str, Any]) -> list[Cell]:
     """Every cell of the run, sorted."""
     return list(plan(config))
+
+
+def design(config: dict[str, Any], first: Mapping[Cell, int]) -> str:
+    """The run's stopping rule and its settings in words, with a digest of every cell's
+    first stage: two runs of one config have the same (blockbench.judge.studies)."""
+    counts = sorted(set(first.values())) or [0]
+    cells_first = json.dumps(sorted((cell.key, n) for cell, n in first.items()))
+    digest = hashlib.sha256(cells_first.encode()).hexdigest()[:8]
+    budget = config["budget_minutes"]
+    return (
+        f"two-stage: precision x{config['precision']:g}, first stage {counts[0]}-{counts[-1]} "
+        f"rounds ({digest}), max_rounds {config['max_rounds']}, "
+        + (f"budget {budget:g} min" if budget else "no budget")
+    )

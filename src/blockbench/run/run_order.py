@@ -76,6 +76,25 @@ def blocks(cells: Iterable[Cell], claims: Iterable[dict[str, Any]]) -> dict[Cell
     return out
 
 
+def units(
+    cells: Iterable[Cell], claims: Iterable[dict[str, Any]], repeats: Mapping[Cell, int], most: int
+) -> dict[str, dict[str, Any]]:
+    """What rounds are added to after the first stage (blockbench.judge.stopping): each block,
+    and each lone cell, with its cells (Cell.key), its first stage (the most `repeats` of its
+    cells: a block's cells are measured in the same rounds) and its cap (`most`, at least the
+    first stage)."""
+    cells = sorted(cells)
+    block_of = blocks(cells, claims)
+    out: dict[str, dict[str, Any]] = {}
+    for cell in cells:
+        unit = out.setdefault(block_of.get(cell) or f"cell:{cell.key}", {"cells": [], "first": 0})
+        unit["cells"].append(cell.key)
+        unit["first"] = max(unit["first"], repeats[cell])
+    for unit in out.values():  # one round has no spread to size more rounds from
+        unit["most"] = max(most, unit["first"]) if unit["first"] >= 2 else unit["first"]
+    return out
+
+
 def order(
     cells: Iterable[Cell], claims: Iterable[dict[str, Any]], repeats: Mapping[Cell, int], seed: int
 ) -> dict[tuple[Cell, int], tuple[int, str]]:

@@ -6,11 +6,13 @@ from typing import Any
 
 import pandas as pd
 
-from blockbench.judge import verdicts, wording
-from blockbench.judge.aggregate import CELL, cells, processes, speedups, write_table
+from blockbench.judge import stopping, verdicts, wording
+from blockbench.judge.aggregate import CELL, PROCESS, cells, processes, speedups, write_table
 from blockbench.judge.claim_rules import read_claims
+from blockbench.judge.run_view import RunView
 from blockbench.judge.studies import read_studies
 from blockbench.present import claims_report
+from blockbench.records.store import read_json, write_json_atomic
 
 READABLE = [
     *CELL,
@@ -62,13 +64,18 @@ def build_claims(
     parts_parquet: str | Path,
     this_run: str = "",
     study_files: Sequence[str | Path] = (),
+    decisions: Sequence[str | Path] = (),
+    labels: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """The one place claims are judged: verdicts as CSV, as the Markdown report and as the
     table the HTML report opens on, and every part of every claim (each run's own interval,
-    the judged one, the pooled one) as the table the figures read."""
+    the judged one, the pooled one) as the table the figures read. `decisions`: each run's
+    rounds decision (blockbench.judge.stopping), which says why each part stopped; `labels`:
+    the label a merged run's decision is shown under (its folder -> label)."""
     claim_list = read_claims(claims_file, articles_file)
     df, proc = pd.read_parquet(measurements_file), pd.read_parquet(processes_file)
     table, parts = verdicts.judge(df, proc, claim_list, read_studies(study_files))
+    table, parts = stopping.with_stops(table, parts, read_decisions(decisions, labels))
     write_table(table, Path(csv))
     write_table(parts, Path(parts_csv))
     parts.to_parquet(parts_parquet, index=False)
@@ -81,3 +88,65 @@ def build_claims(
             f"article {wording.fmt(r.article) or '-'})"
         )
     return table
+
+
+def read_decisions(
+    files: Sequence[str | Path], labels: Mapping[str, str] | None = None
+) -> dict[str, dict[str, Any]]:
+    """Rounds decisions by the run label they are shown under."""
+    given = {Path(d).resolve(): label for d, label in (labels or {}).items()}
+    out = {}
+    for path in map(Path, files):
+        decision = read_json(path)
+        out[given.get(path.parent.resolve(), decision["run_label"])] = decision
+    return out
+
+
+def round_costs(proc: pd.DataFrame) -> dict[str, float]:
+    """Seconds one more process of each cell costs: its first-stage processes' mean wall
+    time, plus the run's mean gap between jobs (Snakemake's own job start)."""
+    jobs = proc.drop_duplicates(PROCESS)
+    wall = jobs["finished_at"] - jobs["started_at"]
+    span = float(jobs["finished_at"].max() - jobs["started_at"].min())
+    gap = max(0.0, (span - float(wall.sum())) / len(jobs))
+    keys = jobs[["device", "workload", "impl", "size"]].astype(str).agg("/".join, axis=1)
+    return (wall.groupby(keys).mean() + gap).to_dict()
+
+
+def decide_rounds(
+    raw: list[str],
+    claims_file: str | Path,
+    articles_file: str | Path,
+    study_files: Sequence[str | Path],
+    units: Mapping[str, Mapping[str, Any]],
+    run_label: str,
+    precision: float,
+    budget_minutes: float | None,
+    out: str | Path,
+) -> dict[str, Any]:
+    """After a run's first stage: the rounds each unit takes and why each part stops
+    (blockbench.judge.stopping), written atomically as the JSON the workflow reads back.
+    `units`: name -> cells (device/workload/impl/size), first (rounds), most (max_rounds)."""
+    proc = processes(Path(p) for p in raw)
+    view = RunView(cells(proc), proc, run_label, read_studies(study_files))
+    cost = round_costs(proc)
+    sized = {
+        name: stopping.Unit(
+            name,
+            tuple(u["cells"]),
+            int(u["first"]),
+            int(u["most"]),
+            sum(cost.get(c, 0.0) for c in u["cells"]),
+        )
+        for name, u in units.items()
+    }
+    jobs = proc.drop_duplicates(PROCESS)
+    spent = float(jobs["finished_at"].max() - jobs["started_at"].min())
+    left = None if budget_minutes is None else max(0.0, budget_minutes * 60 - spent)
+    claim_list = read_claims(claims_file, articles_file)
+    decision = stopping.decide(view, claim_list, sized, precision, left)
+    decision["first_stage_s"] = spent
+    write_json_atomic(Path(out), decision)
+    for part in decision["parts"]:
+        print(f"{part['claim_id']} {part['part']}: {part['stopped']} ({part['rounds']} rounds)")
+    return decision

@@ -1,0 +1,288 @@
+"""Rounds on demand: after a run's first stage, how many rounds each block (and each lone
+cell) takes, so that every claim part's own interval reaches the precision it needs at the
+least cost, and why each part stopped where it did.
+
+The rule is Stein's two-stage one (Stein 1945): the first stage's spread alone sets the
+number of rounds, and the interval is then built on that spread over the square root of all
+the rounds, on the first stage's degrees of freedom (blockbench.judge.uncertainty.
+of_processes). Its coverage is exact whatever number the first stage chose, which a rule that
+adds a round while the interval is too wide does not keep: a block whose first processes
+happen to agree stops with too narrow an interval (docs/statistics.md shows both).
+
+A part judged with a between-run study cannot be narrower than the study's term, however many
+rounds it takes: a part whose first stage is already inside that term stops at once, and one
+that is not is sized to reach it, not the precision target. Rounds are capped per block
+(`max_rounds`) and the run's time (`budget_minutes`) goes where a round narrows the parts
+that still need it the most per second. Never on the verdict: a part's value plays no role.
+"""
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import pandas as pd
+
+from blockbench.judge.between_runs import between_half
+from blockbench.judge.claims import evaluate_part
+from blockbench.judge.run_view import RunView, _terms
+
+PRECISE = "precise"
+BETWEEN = "between-run limited"
+CAP = "at the round cap"
+BUDGET = "out of budget"
+NOT_MEASURED = "not measured"
+# What each reason means, for the report's legend.
+REASONS = {
+    PRECISE: "its own interval is within the precision target",
+    BETWEEN: "a between-run study's term is wider than the target and than its own interval: "
+    "more rounds would not narrow the judged interval",
+    CAP: "its block reached max_rounds first",
+    BUDGET: "the run's budget_minutes ran out first",
+    NOT_MEASURED: "a cell it needs did not measure fine",
+}
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A block (the cells a claim divides by each other, measured round by round) or a lone
+    cell: what rounds are added to."""
+
+    name: str
+    cells: tuple[str, ...]  # device/workload/impl/size
+    first: int  # rounds of the first stage
+    most: int  # max_rounds
+    round_s: float = 0.0  # what one more round costs, from the first stage's jobs
+
+
+@dataclass(frozen=True)
+class Need:
+    """One claim part after the first stage: its own half-width, the between-run floor under
+    it (0: no study), the precision target, and the units its cells belong to."""
+
+    claim_id: str
+    part: str
+    units: tuple[str, ...]
+    half: float
+    floor: float
+    precision: float
+
+    @property
+    def target(self) -> float:
+        return max(self.precision, self.floor)
+
+    def projected(self, rounds: Mapping[str, int], units: Mapping[str, Unit]) -> float:
+        """Its own half-width after `rounds`: Stein's interval scales as one over the square
+        root of the rounds (of each unit, for the terms of a part over several)."""
+        share = sum(units[u].first / rounds[u] for u in self.units) / len(self.units)
+        return self.half * math.sqrt(share)
+
+    def wanted(self, unit: Unit) -> int:
+        """The rounds of `unit` that bring this part to its target."""
+        if self.half <= self.target:
+            return unit.first
+        return math.ceil(unit.first * (self.half / self.target) ** 2 - 1e-9)
+
+
+def allocate(
+    units: Mapping[str, Unit], needs: Iterable[Need], budget_s: float | None
+) -> dict[str, int]:
+    """Rounds per unit: what every part needs (up to each unit's cap); where the budget
+    cannot pay for it all, one round at a time to the unit whose round narrows the parts
+    still short of their target the most per second."""
+    needs = list(needs)
+    want = {name: u.first for name, u in units.items()}
+    for need in needs:
+        for name in need.units:
+            want[name] = max(want[name], min(units[name].most, need.wanted(units[name])))
+    cost = sum((want[n] - u.first) * u.round_s for n, u in units.items())
+    if budget_s is None or cost <= budget_s:
+        return want
+    rounds = {name: u.first for name, u in units.items()}
+
+    def excess(r: Mapping[str, int]) -> float:
+        return sum(max(0.0, n.projected(r, units) - n.target) for n in needs)
+
+    left = budget_s
+    while True:
+        best, best_score = None, 0.0
+        for name, u in units.items():
+            if rounds[name] >= want[name] or u.round_s > left:
+                continue
+            gain = excess(rounds) - excess({**rounds, name: rounds[name] + 1})
+            score = gain / max(u.round_s, 1e-3)
+            if score > best_score:
+                best, best_score = name, score
+        if best is None:
+            return rounds
+        rounds[best] += 1
+        left -= units[best].round_s
+
+
+def reason(need: Need, rounds: Mapping[str, int], units: Mapping[str, Unit]) -> str:
+    """Why a part stopped after `rounds`."""
+    own = need.projected(rounds, units)
+    if own <= need.precision * (1 + 1e-9):
+        return PRECISE
+    if need.floor > need.precision and own <= need.floor * (1 + 1e-9):
+        return BETWEEN
+    if any(rounds[u] >= units[u].most for u in need.units):
+        return CAP
+    return BUDGET
+
+
+def part_cells(part: dict[str, Any], size: int | None) -> set[tuple[str, str, str, int | None]]:
+    """The cells a part reads, as (device, workload, impl, size); size None: every size (a
+    trend or a growth fits over sizes)."""
+    if part.get("kind") == "check":
+        return set()
+    terms = (
+        [part["of"]] if part.get("kind") == "growth" else _terms(part["num"]) + _terms(part["den"])
+    )
+    at = size if part.get("kind", "ratio") == "ratio" else None
+    return {(t["device"], t["workload"], t["impl"], at) for t in terms}
+
+
+def _unit_of(units: Mapping[str, Unit]) -> dict[tuple[str, str, str, int], str]:
+    out = {}
+    for name, unit in units.items():
+        for key in unit.cells:
+            device, workload, impl, size = key.split("/")
+            out[(device, workload, impl, int(size))] = name
+    return out
+
+
+@dataclass(frozen=True)
+class Stopped:
+    """One part's stop: why, after how many rounds (the most of its units), and its own
+    half-width after the first stage against the target (on the part's analysis scale)."""
+
+    claim_id: str
+    part: str
+    stopped: str
+    rounds: int
+    first_half: float | None
+    target: float | None
+
+
+def needs_of(
+    view: RunView, claims: Iterable[dict[str, Any]], units: Mapping[str, Unit], precision: float
+) -> tuple[list[Need], list[Stopped]]:
+    """Each measured part's need after the first stage; and the parts with no interval to
+    size (a cell missing: `not measured`; a check: nothing)."""
+    unit_of = _unit_of(units)
+    needs, unsized = [], []
+    for claim in claims:
+        for part in claim["parts"]:
+            if part.get("kind") == "check":
+                continue
+            result = evaluate_part(view, part)
+            mine = {
+                name
+                for (device, workload, impl, size), name in unit_of.items()
+                for d, w, i, s in part_cells(part, result.size)
+                if (device, workload, impl) == (d, w, i) and s in (None, size)
+            }
+            if result.spread is None or not mine:
+                unsized.append(Stopped(claim["id"], part["name"], NOT_MEASURED, 0, None, None))
+                continue
+            stored = view.study.part(claim["id"], part["name"]) if view.study else None
+            floor = (
+                between_half(result.spread, result.processes, stored)
+                if stored is not None and stored.runs >= 2
+                else 0.0
+            )
+            needs.append(
+                Need(
+                    claim["id"],
+                    part["name"],
+                    tuple(sorted(mine)),
+                    result.spread.half_width(),
+                    floor,
+                    precision,
+                )
+            )
+    return needs, unsized
+
+
+def decide(
+    view: RunView,
+    claims: Iterable[dict[str, Any]],
+    units: Mapping[str, Unit],
+    precision: float,
+    budget_s: float | None,
+) -> dict[str, Any]:
+    """The decision after a run's first stage, as the JSON the workflow reads back: rounds
+    per cell (`rounds`), per unit, and why each part stopped. `precision`: the target, a
+    factor either way (on an exponent's scale, its log as a difference); `budget_s`: the
+    seconds left for more rounds (None: no limit)."""
+    needs, unsized = needs_of(view, claims, units, math.log(precision))
+    rounds = allocate(units, needs, budget_s)
+    stops = [
+        Stopped(
+            n.claim_id,
+            n.part,
+            reason(n, rounds, units),
+            max(rounds[u] for u in n.units),
+            n.half,
+            n.target,
+        )
+        for n in needs
+    ]
+    return {
+        "run_label": view.run_label,
+        "precision": precision,
+        "budget_s": budget_s,
+        "rounds": {cell: rounds[name] for name, u in units.items() for cell in u.cells},
+        "units": [{**asdict(u), "rounds": rounds[name]} for name, u in sorted(units.items())],
+        "parts": [asdict(s) for s in [*stops, *unsized]],
+    }
+
+
+def stops_table(decisions: Mapping[str, dict[str, Any]]) -> pd.DataFrame:
+    """Each part's stop in each run, from the decisions by run label (a merged run shown
+    under a label of its own is keyed by that label)."""
+    rows = [
+        {
+            "run_label": label,
+            "claim_id": p["claim_id"],
+            "part": p["part"],
+            "stopped": p["stopped"],
+            "rounds": p["rounds"],
+        }
+        for label, decision in decisions.items()
+        for p in decision["parts"]
+    ]
+    return pd.DataFrame(rows, columns=["run_label", "claim_id", "part", "stopped", "rounds"])
+
+
+def said(stopped: Any, rounds: Any) -> str:
+    """'precise after 4 rounds': one part's stop in words ('' : no decision, a fixed design)."""
+    if not isinstance(stopped, str) or not stopped:
+        return ""
+    if stopped == NOT_MEASURED:
+        return stopped
+    return f"{stopped} after {int(rounds)} rounds"
+
+
+def with_stops(
+    table: pd.DataFrame, parts: pd.DataFrame, decisions: Mapping[str, dict[str, Any]]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The claims and parts tables with why each part stopped (`stopped`, `rounds`), and per
+    claim its parts' stops in words."""
+    parts = parts.merge(stops_table(decisions), how="left", on=["run_label", "claim_id", "part"])
+    words = parts.assign(
+        said=[
+            f"{r.part}: {s}" if s else ""
+            for r, s in zip(
+                parts.itertuples(), map(said, parts["stopped"], parts["rounds"]), strict=True
+            )
+        ]
+    )
+    per_claim = words.groupby(["run_label", "claim_id"])["said"].agg(
+        lambda x: "; ".join(s for s in x if s)
+    )
+    table = table.merge(
+        per_claim.rename("stopped").reset_index(), how="left", on=["run_label", "claim_id"]
+    )
+    return table, parts

@@ -1,0 +1,16 @@
+"""Snakemake job: after a run's first stage, the rounds each block takes and why each part stops."""
+
+from blockbench.run import job_log, stages
+
+with job_log.logged(snakemake.log[0]):
+    stages.decide_rounds(
+        raw=list(snakemake.input.raw),
+        claims_file=snakemake.input.claims,
+        articles_file=snakemake.input.articles,
+        study_files=list(snakemake.input.studies),
+        units=snakemake.params.units,
+        run_label=snakemake.wildcards.run_label,
+        precision=snakemake.params.precision,
+        budget_minutes=snakemake.params.budget_minutes,
+        out=snakemake.output[0],
+    )
