@@ -473,3 +473,13 @@ def test_the_report_describes_the_interval_the_code_computes():
     rng = np.random.default_rng(3)
     draws = 0.1 * rng.standard_t(2, 2_000_000) + 0.05 * rng.standard_t(1, 2_000_000)
     assert two.half_width() == pytest.approx(np.quantile(draws, 0.975), rel=0.01)
+
+
+def test_a_parts_precision_must_be_a_factor_above_one(tmp_path):
+    claim = {"id": "X", "slug": "x", "source": "s", "statement": "t", "article": "a"}
+    path = tmp_path / "claims.yaml"
+    path.write_text(yaml.safe_dump([{**claim, "parts": [{**ratio_part(), "precision": 0.9}]}]))
+    with pytest.raises(
+        claim_rules.ClaimConfigError, match=r"precision 0\.9 is not a factor above 1"
+    ):
+        claim_rules.load(path, ARTICLES)

@@ -61,12 +61,25 @@ def test_a_cell_with_more_processes_runs_its_extra_rounds_after_every_cells_last
     repeats = {c: s.repeats for c, s in settings.items()}
     source_a = cell("dot_xx", "jax", 1000)
     # config/config.yaml: Source A's JAX cell, C1's and D1's blocks ask for more than 3
-    assert repeats[source_a] == 6 and max(repeats.values()) == 6
-    assert repeats[cell("matmul", "jax", 5000)] == repeats[cell("matmul", "numpy", 5000)] == 5
+    assert repeats[source_a] == 4 and max(repeats.values()) == 4
+    assert repeats[cell("matmul", "jax", 5000)] == repeats[cell("matmul", "numpy", 5000)] == 4
     assert repeats[cell("matmul", "jax", 2000)] == CONFIG["repeats"] == 3
     order = run_order.order(PLAN, CLAIMS, repeats, seed=0)
     assert len(order) == sum(repeats.values())
     last_common = min(order[(c, r)][0] for c, n in repeats.items() for r in range(min(n, 3)))
     extra = [order[(c, r)][0] for c, n in repeats.items() for r in range(3, n)]
-    assert len(extra) == 3 + 2 * 2 + 3 * 3
-    assert max(extra) < last_common  # rounds 3-5 hold only the cells that asked for them
+    assert len(extra) == 1 + 2 + 3
+    assert max(extra) < last_common  # round 3 holds only the cells that asked for it
+
+
+def test_rounds_are_added_to_blocks_and_lone_cells_each_from_its_first_stage():
+    """A block's cells share one first stage (the most any asks) and one cap; a lone cell of
+    one round takes no more (no spread to size them from)."""
+    repeats = {c: 3 for c in PLAN} | {cell("matmul", "jax", 5000): 4}
+    units = run_order.units(PLAN, CLAIMS, repeats | {cell("grad_logistic", "grad", 1000): 1}, 12)
+    c1 = next(u for u in units.values() if "cpu/matmul/jax/5000" in u["cells"])
+    assert sorted(c1["cells"]) == ["cpu/matmul/jax/5000", "cpu/matmul/numpy/5000"]
+    assert (c1["first"], c1["most"]) == (4, 12)
+    lone = units["cell:cpu/grad_logistic/grad/1000"]
+    assert (lone["first"], lone["most"]) == (1, 1)
+    assert sorted(k for u in units.values() for k in u["cells"]) == sorted(c.key for c in PLAN)

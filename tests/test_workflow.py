@@ -26,11 +26,12 @@ from blockbench.measure.core_speed import FAKE_CORE_SPEED, STEADY
 from blockbench.present import figure_names
 from blockbench.records import layout
 from blockbench.records.store import read_json
-from blockbench.run import cli_config, grid, stages
+from blockbench.run import cli_config, grid, run_order, stages
 
 ROOT = Path(__file__).resolve().parents[1]
 SETTINGS = grid.settings(TINY)  # each cell's processes (dot_xx: its block's 3)
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+DEFAULT = ROOT / "config/config.yaml"
 
 
 def snakemake(cwd: Path, *args: str, timeout: int = 900) -> subprocess.CompletedProcess:
@@ -45,6 +46,14 @@ def test_default_config_passes_schema_and_dry_run(tmp_path):
     run = snakemake(wf, "-n", "--cores", "4")
     assert run.returncode == 0, run.stderr
     assert "measure" in run.stdout and "claims" in run.stdout
+    # the first stage, and the checkpoint that may add rounds after it (rules/rounds.smk)
+    config = yaml.safe_load(DEFAULT.read_text())
+    claims = stages.read_claims(ROOT / "config/claims.yaml", ROOT / "config/articles.yaml")
+    repeats = {c: s.repeats for c, s in grid.settings(config).items()}
+    units = run_order.units(grid.plan(config), claims, repeats, config["max_rounds"])
+    first = sum(u["first"] * len(u["cells"]) for u in units.values())
+    assert re.search(rf"^measure\s+{first}$", run.stdout, re.M), run.stdout[-1500:]
+    assert "checkpoint jobs, which will result in alteration of the DAG" in run.stdout
 
 
 # The workflow parses with what Snakemake itself installs: numpy, pandas, JAX and the

@@ -81,6 +81,9 @@ def _check_part(where: str, part: dict[str, Any]) -> None:
     size = part.get("size")
     if size is not None and not isinstance(size, int):
         raise ClaimConfigError(f"{where}: size {size!r} is not the article's size (an integer)")
+    precision = part.get("precision")
+    if precision is not None and not (isinstance(precision, int | float) and precision > 1):
+        raise ClaimConfigError(f"{where}: precision {precision!r} is not a factor above 1")
     if "holds_if" in part:
         condition_holds(part["holds_if"], 1.0)  # raises on an unreadable rule
         if not part.get("why"):

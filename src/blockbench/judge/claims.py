@@ -225,15 +225,12 @@ def evaluate_part(view: RunView, part: dict[str, Any]) -> PartResult:
         )
 
 
-def with_study(r: PartResult, study: StudyPart | None, same_design: bool = False) -> PartResult:
+def with_study(r: PartResult, study: StudyPart | None) -> PartResult:
     """The part judged again with the runs of a between-run study of its kind of machine
-    (blockbench.judge.between_runs.judged): never narrower than the run's own interval.
-    `same_design`: the run was measured under the stopping rule of the study's runs, so its
-    value is made as theirs were, whatever rounds it took (no design shortfall)."""
+    (blockbench.judge.between_runs.judged): never narrower than the run's own interval."""
     if study is None or r.spread is None or study.runs < 2:
         return r
-    processes = study.processes if same_design else r.processes
-    low, high = (r.from_scale(x) for x in judged(r.spread, processes, study))
+    low, high = (r.from_scale(x) for x in judged(r.spread, r.processes, study))
     return replace(r, ci_low=low, ci_high=high, outcome=decide(r.condition, low, high), study=study)
 
 

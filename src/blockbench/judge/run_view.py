@@ -79,8 +79,6 @@ class RunView:
         self.kind = kind_of(self.df) if "cpu_model" in self.df else None
         # whether its host's cores kept their speed, from every process's reading
         self.core_speed = core_speed_of(mine)
-        # the stopping rule and its settings the run was measured under ('' : a fixed design)
-        self.design = "; ".join(sorted(set(mine.get("design", pd.Series(dtype=str)).dropna())))
         # the between-run study of this kind of machine, if one was made by this method on
         # a host that behaved as this run's
         found = (studies or {}).get(self.kind) if self.kind else None

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from blockbench.judge.between_runs import between_half
@@ -163,13 +164,16 @@ class Stopped:
     rounds: int
     first_half: float | None
     target: float | None
+    precision: float | None = None  # the part's precision target, as a half-width
 
 
 def needs_of(
     view: RunView, claims: Iterable[dict[str, Any]], units: Mapping[str, Unit], precision: float
 ) -> tuple[list[Need], list[Stopped]]:
-    """Each measured part's need after the first stage; and the parts with no interval to
-    size (a cell missing: `not measured`; a check: nothing)."""
+    """Each measured part's need after the first stage, to the run's `precision` (a factor)
+    or to the part's own where its claim sets one (a rule that needs less, stated before
+    anything is measured); and the parts with no interval to size (a cell missing: `not
+    measured`; a check: nothing)."""
     unit_of = _unit_of(units)
     needs, unsized = [], []
     for claim in claims:
@@ -187,8 +191,9 @@ def needs_of(
                 unsized.append(Stopped(claim["id"], part["name"], NOT_MEASURED, 0, None, None))
                 continue
             stored = view.study.part(claim["id"], part["name"]) if view.study else None
+            # what the study gives a run of its design or more: more rounds lower the rest
             floor = (
-                between_half(result.spread, result.processes, stored)
+                between_half(result.spread, math.inf, stored)
                 if stored is not None and stored.runs >= 2
                 else 0.0
             )
@@ -199,7 +204,7 @@ def needs_of(
                     tuple(sorted(mine)),
                     result.spread.half_width(),
                     floor,
-                    precision,
+                    math.log(part.get("precision", precision)),
                 )
             )
     return needs, unsized
@@ -216,7 +221,7 @@ def decide(
     per cell (`rounds`), per unit, and why each part stopped. `precision`: the target, a
     factor either way (on an exponent's scale, its log as a difference); `budget_s`: the
     seconds left for more rounds (None: no limit)."""
-    needs, unsized = needs_of(view, claims, units, math.log(precision))
+    needs, unsized = needs_of(view, claims, units, precision)
     rounds = allocate(units, needs, budget_s)
     stops = [
         Stopped(
@@ -226,6 +231,7 @@ def decide(
             max(rounds[u] for u in n.units),
             n.half,
             n.target,
+            n.precision,
         )
         for n in needs
     ]
@@ -242,18 +248,20 @@ def decide(
 def stops_table(decisions: Mapping[str, dict[str, Any]]) -> pd.DataFrame:
     """Each part's stop in each run, from the decisions by run label (a merged run shown
     under a label of its own is keyed by that label)."""
+    columns = ["run_label", "claim_id", "part", "stopped", "rounds", "precision"]
     rows = [
-        {
-            "run_label": label,
-            "claim_id": p["claim_id"],
-            "part": p["part"],
-            "stopped": p["stopped"],
-            "rounds": p["rounds"],
-        }
+        {"run_label": label, **{c: p.get(c) for c in columns[1:]}}
         for label, decision in decisions.items()
         for p in decision["parts"]
     ]
-    return pd.DataFrame(rows, columns=["run_label", "claim_id", "part", "stopped", "rounds"])
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _own_half(parts: pd.DataFrame) -> pd.Series:
+    """Each part's own half-width on its analysis scale, from its run interval."""
+    low, high = parts["run_ci_low"].astype(float), parts["run_ci_high"].astype(float)
+    logs = (high / low).where((low > 0) & (parts["scale"] == "log"))
+    return (np.log(logs) / 2).where(parts["scale"] == "log", (high - low) / 2)
 
 
 def said(stopped: Any, rounds: Any) -> str:
@@ -271,6 +279,10 @@ def with_stops(
     """The claims and parts tables with why each part stopped (`stopped`, `rounds`), and per
     claim its parts' stops in words."""
     parts = parts.merge(stops_table(decisions), how="left", on=["run_label", "claim_id", "part"])
+    # the decision projected the widths; where the measured one is within the target, say so
+    reached = _own_half(parts) <= parts["precision"].astype(float) * (1 + 1e-9)
+    parts["stopped"] = parts["stopped"].mask(reached & parts["stopped"].notna(), PRECISE)
+    parts = parts.drop(columns="precision")
     words = parts.assign(
         said=[
             f"{r.part}: {s}" if s else ""

@@ -69,8 +69,8 @@ class Study:
     source: str = ""
     method: int = METHOD_VERSION  # the measuring and judging method that made its runs
     core_speed: str = UNKNOWN  # what its runs' readings said of the host (measure.core_speed)
-    # the stopping rule its runs were measured under ('' : a fixed design): a run under the
-    # same rule has its design, whatever rounds each of its parts took (judge.stopping)
+    # the stopping rule its runs were measured under ('' : a fixed design); each part's
+    # `processes` is the median of the rounds its runs took (benchmarks/between_run_study.py)
     design: str = ""
 
     def part(self, claim_id: str, part: str) -> StudyPart | None:

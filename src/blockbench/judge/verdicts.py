@@ -40,13 +40,12 @@ def _judge_runs(
 ) -> dict[tuple[str, str], list[PartResult]]:
     judged = {}
     for view in views:
-        same = bool(view.study and view.design and view.study.design == view.design)
         for claim in claims:
             parts = []
             for part in claim["parts"]:
                 result = evaluate_part(view, part)
                 stored = view.study.part(claim["id"], part["name"]) if view.study else None
-                parts.append(with_study(result, stored, same))
+                parts.append(with_study(result, stored))
             judged[(view.run_label, claim["id"])] = parts
     return judged
 

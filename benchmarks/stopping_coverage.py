@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""Coverage of rounds on demand (blockbench.judge.stopping), by simulation: the intervals
+issue's process model (benchmarks/interval_coverage.py: normal, t on 3 df, a two-speed host)
+with the two-stage rule added, against the rule it replaced on paper ("add a round while the
+interval is wider than the target").
+
+    .venv/bin/python benchmarks/stopping_coverage.py [--runs 4000] [--studies 400]
+
+1. A run's own interval: `first` rounds, then the rounds Stein's rule asks (up to a cap), the
+   interval built on the first stage's spread (blockbench.judge.uncertainty.of_processes); and
+   the sequential rule, whose interval is the ordinary t over every round.
+2. A run judged with a study: k = 5 study runs made under the rule with no study, then a new
+   run under the rule with the study's floor (it stops once its own interval is inside the
+   study's term), judged by blockbench.judge.between_runs.judged with the study's median
+   rounds as its design. The truth is the mean over runs.
+Prints each setting's coverage and each side's miss; the targets are interval_coverage's.
+"""
+
+import argparse
+import itertools
+import math
+
+import numpy as np
+from interval_coverage import ONE_SIDED, SLOW_JUMP, SLOW_SHARE, TWO_SIDED, Setting, processes
+
+from blockbench.judge.between_runs import StudyPart, judged
+from blockbench.judge.stopping import Need, Unit, allocate
+from blockbench.judge.uncertainty import Spread, t_quantile
+
+D = math.log(1.15)
+ARMS = (("normal", 0.05), ("normal", 0.15), ("normal", 0.3), ("t3", 0.15))
+ARMS += (("two-speed", 0.03), ("two-speed", 0.1))
+
+
+def stein_runs(rng: np.random.Generator, s: Setting, first: int, most: int, n: int, floor=0.0):
+    """n runs under the two-stage rule: (value, own Spread, rounds) of each."""
+    unit = {"u": Unit("u", (), first, most)}
+    out = []
+    x = processes(rng, s, (n, most))
+    for row in x:
+        head = row[:first]
+        scale = float(head.std(ddof=1))
+        need = Need("X", "x", ("u",), t_quantile(first - 1) * scale / math.sqrt(first), floor, D)
+        rounds = allocate(unit, [need], None)["u"]
+        own = Spread(float(row[:rounds].mean()), ((scale / math.sqrt(rounds), first - 1.0),))
+        out.append((own.estimate, own, rounds))
+    return out
+
+
+def sequential(rng: np.random.Generator, s: Setting, first: int, most: int, n: int) -> np.ndarray:
+    """(centre, half) of runs that add a round while the ordinary t interval is too wide."""
+    x = processes(rng, s, (n, most))
+    centre, half = np.empty(n), np.empty(n)
+    for i, row in enumerate(x):
+        for r in range(first, most + 1):
+            h = t_quantile(r - 1) * row[:r].std(ddof=1) / math.sqrt(r)
+            if h <= D or r == most:
+                centre[i], half[i] = row[:r].mean(), h
+                break
+    return centre, half
+
+
+def truth(arm: str) -> float:
+    """The mean of a process's value (a two-speed host's slow share shifts it)."""
+    return SLOW_SHARE * SLOW_JUMP if arm == "two-speed" else 0.0
+
+
+def shares(centre, half) -> tuple[float, float, float]:
+    low, high = float(np.mean(centre - half > 0)), float(np.mean(centre + half < 0))
+    return 1 - low - high, low, high
+
+
+def verdict(cov: float, low: float, high: float) -> str:
+    ok = cov >= TWO_SIDED and max(low, high) <= ONE_SIDED
+    return "ok" if ok else "MISS"
+
+
+def own_intervals(runs: int) -> None:
+    print("1. a run's own interval (coverage, low miss, high miss; median rounds)")
+    for (arm, sigma), first in itertools.product(ARMS, (3, 4, 6)):
+        s = Setting(1, (first,), first, 0.0, arm, sigma)
+        rng = np.random.default_rng(1)
+        got = stein_runs(rng, s, first, 12, runs)
+        centre = np.array([g[0] for g in got])
+        half = np.array([g[1].half_width() for g in got])
+        mean_shift = truth(arm)
+        cov = shares(centre - mean_shift, half)
+        seq_centre, seq_half = sequential(rng, s, first, 12, runs)
+        seq = shares(seq_centre - mean_shift, seq_half)
+        rounds = np.median([g[2] for g in got])
+        print(
+            f"  {arm:9s} sigma={sigma:<4} first={first}: two-stage {cov[0]:.3f} "
+            f"({cov[1]:.3f}, {cov[2]:.3f}) {verdict(*cov)}, {rounds:g} rounds | "
+            f"sequential {seq[0]:.3f} ({seq[1]:.3f}, {seq[2]:.3f}) {verdict(*seq)}"
+        )
+
+
+def with_study(studies: int) -> None:
+    print("2. judged with a study of 5 runs under the same rule (coverage, misses)")
+    for (arm, sigma), ratio in itertools.product(ARMS[:3] + ARMS[4:], (0.0, 1.0, 3.0)):
+        s = Setting(5, (3,), 3, ratio, arm, sigma)
+        rng = np.random.default_rng(2)
+        tau = ratio * sigma / math.sqrt(3)
+        mean_shift = truth(arm)
+        centre, half = np.empty(studies), np.empty(studies)
+        for i in range(studies):
+            study = stein_runs(rng, s, 3, 12, 5)
+            values = tuple(v + tau * rng.standard_normal() for v, _, _ in study)
+            part = StudyPart(
+                values, float(np.median([r for *_, r in study])), tuple(o.se for _, o, _ in study)
+            )
+            floor = t_quantile(part.runs - 1) * part.spread
+            ((value, own, rounds),) = stein_runs(rng, s, 3, 12, 1, floor)
+            own = Spread(value + tau * rng.standard_normal(), own.terms)
+            low, high = judged(own, rounds, part)
+            centre[i], half[i] = (low + high) / 2, (high - low) / 2
+        cov = shares(centre - mean_shift, half)
+        print(
+            f"  {arm:9s} sigma={sigma:<4} tau/se={ratio}: {cov[0]:.3f} "
+            f"({cov[1]:.3f}, {cov[2]:.3f}) {verdict(*cov)}"
+        )
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--runs", type=int, default=4000)
+    p.add_argument("--studies", type=int, default=400)
+    args = p.parse_args()
+    own_intervals(args.runs)
+    with_study(args.studies)
+
+
+if __name__ == "__main__":
+    main()

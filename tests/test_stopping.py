@@ -1,0 +1,219 @@
+"""Rounds on demand (blockbench.judge.stopping): Stein's two-stage interval, the rounds each
+block is given, why each part stops, and a run label that mixes method versions."""
+
+import contextlib
+import json
+import math
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import psutil
+import pytest
+from hosts import REFERENCE
+from scipy import stats
+from tiny import workflow_copy
+
+from blockbench.judge import aggregate, stopping, uncertainty
+from blockbench.judge.stopping import Need, Unit, allocate, reason
+from blockbench.records import layout
+
+D = math.log(1.15)
+
+
+def test_steins_interval_uses_the_first_stages_spread_over_all_rounds():
+    values = [1.0, 1.1, 0.9, 1.5, 0.6, 1.2]
+    logs = np.log(values)
+    got = uncertainty.of_processes(values, first=3)
+    assert got.estimate == pytest.approx(logs.mean())
+    ((scale, df),) = got.terms
+    assert (scale, df) == pytest.approx((logs[:3].std(ddof=1) / math.sqrt(6), 2.0))
+    # a fixed design (or a first stage that is all the rounds): the ordinary t
+    for first in (0, 6):
+        ((scale, df),) = uncertainty.of_processes(values, first=first).terms
+        assert (scale, df) == pytest.approx((logs.std(ddof=1) / math.sqrt(6), 5.0))
+
+
+def two_stage(rng: np.random.Generator, sigma: float, first: int, most: int) -> bool:
+    """One run of the rule on normal process values around 0: does its interval cover 0?"""
+    head = rng.normal(0.0, sigma, first)
+    half = uncertainty.t_quantile(first - 1) * head.std(ddof=1) / math.sqrt(first)
+    need = Need("X", "x", ("u",), half, 0.0, D)
+    rounds = allocate({"u": Unit("u", (), first, most)}, [need], None)["u"]
+    values = np.exp(np.concatenate([head, rng.normal(0.0, sigma, rounds - first)]))
+    low, high = uncertainty.of_processes(values, first).interval()
+    return low <= 0.0 <= high
+
+
+@pytest.mark.parametrize("sigma", [0.05, 0.15, 0.3])
+def test_the_two_stage_rule_keeps_its_coverage(sigma):
+    """Stein's interval covers 95% whatever rounds the first stage chose (binomial bounds over
+    3000 runs: a coverage of 0.95 falls below 0.935 once in ~20000)."""
+    rng = np.random.default_rng(7)
+    covered = sum(two_stage(rng, sigma, 3, 30) for _ in range(3000))
+    assert stats.binomtest(covered, 3000, 0.95).pvalue > 1e-4, covered / 3000
+
+
+def test_a_wide_part_gets_the_rounds_that_bring_it_to_the_target():
+    units = {"b": Unit("b", ("cpu/m/a/1", "cpu/m/b/1"), 3, 12, 2.0)}
+    need = Need("C1", "ratio", ("b",), 2 * D, 0.0, D)  # twice as wide: four times the rounds
+    rounds = allocate(units, [need], None)
+    assert rounds == {"b": 12}
+    assert need.projected(rounds, units) == pytest.approx(D)
+    assert reason(need, rounds, units) == stopping.PRECISE
+    capped = {"b": Unit("b", (), 3, 8, 2.0)}
+    assert allocate(capped, [need], None) == {"b": 8}
+    assert reason(need, {"b": 8}, capped) == stopping.CAP
+
+
+def test_a_part_inside_its_between_run_term_stops_at_once_and_one_outside_stops_at_it():
+    units = {"b": Unit("b", (), 3, 12, 1.0)}
+    inside = Need("D1", "x", ("b",), 0.3, 0.4, D)
+    assert allocate(units, [inside], None) == {"b": 3}
+    assert reason(inside, {"b": 3}, units) == stopping.BETWEEN
+    outside = Need("D1", "x", ("b",), 0.6, 0.3, D)  # reaches 0.3, not the 0.14 target
+    rounds = allocate(units, [outside], None)
+    assert rounds == {"b": 12} and reason(outside, rounds, units) == stopping.BETWEEN
+
+
+def test_a_tight_budget_goes_where_a_round_narrows_most_per_second():
+    units = {"cheap": Unit("cheap", (), 3, 12, 1.0), "dear": Unit("dear", (), 3, 12, 10.0)}
+    needs = [Need("A", "a", ("cheap",), 2 * D, 0.0, D), Need("B", "b", ("dear",), 2 * D, 0.0, D)]
+    assert allocate(units, needs, None) == {"cheap": 12, "dear": 12}
+    rounds = allocate(units, needs, 12.0)
+    assert (
+        rounds["cheap"] > 3 and sum((rounds[n] - 3) * u.round_s for n, u in units.items()) <= 12.0
+    )
+    assert reason(needs[1], rounds, units) == stopping.BUDGET
+    assert allocate(units, needs, 0.0) == {"cheap": 3, "dear": 3}
+
+
+def test_the_verdict_plays_no_part():
+    """Two parts of the same spread, one far from its rule's boundary and one on it, get
+    the same rounds: the rule reads widths only (a Need has no value to read)."""
+    assert "value" not in Need.__dataclass_fields__ and "measured" not in Need.__dataclass_fields__
+
+
+def test_a_run_label_mixing_method_versions_is_refused_naming_a_file_of_each(tmp_path):
+    run = tmp_path / "mixed"
+    shutil.copytree(REFERENCE, run)
+    files = layout.raw_files(run)
+    record = json.loads(files[-1].read_text())
+    record["method_version"] = record.get("method_version", 1) + 1
+    files[-1].write_text(json.dumps(record))
+    with pytest.raises(aggregate.ResultFileError) as err:
+        aggregate.processes(files)
+    message = str(err.value)
+    assert "mixes method versions" in message and str(files[-1]) in message
+    assert message.count(".json") == 2 and "\n" not in message
+
+
+class Throttle(threading.Thread):
+    """A CPU quota on every third worker process it sees: each is stopped and continued
+    every 4 ms (SIGSTOP, SIGCONT), so it runs at about half speed, as a cgroup's cpu.max
+    throttles a job. No other process runs on its cores meanwhile, so the per-sample
+    disturbance counters do not see it; only the spread between processes does."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.done = threading.Event()
+        self.seen: dict[int, bool] = {}
+
+    def targets(self) -> list[int]:
+        for p in psutil.process_iter(["cmdline"]):
+            if "blockbench.measure.worker" in (p.info["cmdline"] or []) and p.pid not in self.seen:
+                self.seen[p.pid] = len(self.seen) % 3 == 0
+        return [pid for pid, throttled in self.seen.items() if throttled and psutil.pid_exists(pid)]
+
+    def signal(self, pids: list[int], sig: int) -> None:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+
+    def run(self) -> None:
+        pids: list[int] = []
+        try:
+            while not self.done.is_set():
+                pids = self.targets()
+                for _ in range(6):  # look for new workers every ~50 ms
+                    self.signal(pids, signal.SIGSTOP)
+                    time.sleep(0.004)
+                    self.signal(pids, signal.SIGCONT)
+                    time.sleep(0.004)
+        finally:
+            self.signal(pids, signal.SIGCONT)
+
+
+# One block (C1's cells, at a small size): the rounds it takes are what the test compares.
+BLOCK = {
+    "run_label": "r",
+    "devices": ["cpu"],
+    "workloads": [
+        {"name": "matmul", "impls": ["numpy", "jax"], "sizes": [64], "phases": ["steady"]}
+    ],
+    "sampling": {"min_samples": 3, "min_time_s": 0.0, "max_time_s": 0.05},
+    "budget_s": 120,
+    "repeats": 3,
+    "max_rounds": 8,
+    "precision": 1.5,
+    "budget_minutes": None,
+}
+
+
+def rounds_taken(tmp_path: Path, noisy: bool) -> dict:
+    wf = workflow_copy(tmp_path, BLOCK)
+    throttle = Throttle()
+    if noisy:
+        throttle.start()
+    try:
+        run = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "snakemake",
+                "--cores",
+                "2",
+                "--configfile",
+                "tiny.yaml",
+                "results/claims.csv",
+            ],
+            cwd=wf,
+            capture_output=True,
+            text=True,
+            timeout=900,
+            env={**os.environ, "BLOCKBENCH_LOCK": str(wf / "measure.lock")},
+        )
+    finally:
+        throttle.done.set()
+        throttle.join()
+    assert run.returncode == 0, run.stderr[-3000:]
+    decision = json.loads((wf / "results/raw/r/rounds.json").read_text())
+    files = layout.raw_files(wf / "results/raw/r")
+    return {
+        "decision": decision,
+        "files": files,
+        "wf": wf,
+        "throttled": sum(throttle.seen.values()),
+    }
+
+
+@pytest.mark.slow
+def test_a_throttled_host_gets_more_rounds_than_a_quiet_one(tmp_path):
+    quiet = rounds_taken(tmp_path / "quiet", noisy=False)
+    noisy = rounds_taken(tmp_path / "noisy", noisy=True)
+    (unit,) = quiet["decision"]["units"]
+    assert unit["first"] == 3 and unit["rounds"] == 3, quiet["decision"]
+    (loud,) = noisy["decision"]["units"]
+    assert noisy["throttled"] >= 2
+    assert loud["rounds"] > 3, noisy["decision"]
+    assert len(quiet["files"]) == 6 and len(noisy["files"]) == 2 * loud["rounds"]
+    table = pd.read_csv(noisy["wf"] / "results/claims.csv")
+    c1 = table[table["claim_id"] == "C1"].iloc[0]
+    assert f"after {loud['rounds']} rounds" in c1["stopped"], c1["stopped"]
