@@ -7,8 +7,10 @@ interval is wider than the target").
     .venv/bin/python benchmarks/stopping_coverage.py [--runs 4000] [--studies 400]
 
 1. A run's own interval: `first` rounds, then the rounds Stein's rule asks (up to a cap), the
-   interval built on the first stage's spread (blockbench.judge.uncertainty.of_processes); and
-   the sequential rule, whose interval is the ordinary t over every round.
+   interval built on the first stage's spread (blockbench.judge.uncertainty.of_processes); the
+   sequential rule, whose interval is the ordinary t over every round; and a fixed design of
+   `first` processes. On a two-speed host no run's own interval covers a slow mode its
+   processes did not meet, whatever the rule: the between-run study (2.) is what covers it.
 2. A run judged with a study: k = 5 study runs made under the rule with no study, then a new
    run under the rule with the study's floor (it stops once its own interval is inside the
    study's term), judged by blockbench.judge.between_runs.judged with the study's median
@@ -87,11 +89,17 @@ def own_intervals(runs: int) -> None:
         cov = shares(centre - mean_shift, half)
         seq_centre, seq_half = sequential(rng, s, first, 12, runs)
         seq = shares(seq_centre - mean_shift, seq_half)
+        fixed_x = processes(rng, s, (runs, first))
+        fixed = shares(
+            fixed_x.mean(axis=1) - mean_shift,
+            t_quantile(first - 1) * fixed_x.std(axis=1, ddof=1) / math.sqrt(first),
+        )
         rounds = np.median([g[2] for g in got])
         print(
             f"  {arm:9s} sigma={sigma:<4} first={first}: two-stage {cov[0]:.3f} "
             f"({cov[1]:.3f}, {cov[2]:.3f}) {verdict(*cov)}, {rounds:g} rounds | "
-            f"sequential {seq[0]:.3f} ({seq[1]:.3f}, {seq[2]:.3f}) {verdict(*seq)}"
+            f"sequential {seq[0]:.3f} ({seq[1]:.3f}, {seq[2]:.3f}) {verdict(*seq)} | "
+            f"fixed at {first}: {fixed[0]:.3f} ({fixed[1]:.3f}, {fixed[2]:.3f})"
         )
 
 

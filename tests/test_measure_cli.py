@@ -37,6 +37,14 @@ def test_an_ok_cell_records_phases_check_and_provenance(measure_cli):
     assert prov["jax"]["compilation_cache"]["enabled"] is False
     assert prov["config"]["rule"]["max_time_s"] == 0.3
     assert record["started_at"] < record["finished_at"]
+    # where the job's time went, step by step, in order (benchmarks/job_time.py)
+    marks = list(record["timeline"].values())
+    assert list(record["timeline"]) == [
+        *("job_start", "locked", "spawned", "worker_start", "imported", "measure", "device"),
+        *("provenance", "warmed", "core_speed", "inputs", "sampling", "sampled", "checked"),
+        *("worker_end", "worker_exit"),
+    ]
+    assert marks == sorted(marks)
     # backend start-up is not counted as compile: the first samples are no outliers
     for phase in ("trace_lower", "compile"):
         samples = record["phases"][phase]["samples_s"]

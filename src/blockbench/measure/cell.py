@@ -5,6 +5,7 @@ out-of-memory, a wrong result or a crash inside JAX are results a reader must se
 """
 
 import re
+import time
 import traceback
 from collections.abc import Callable
 from contextlib import nullcontext
@@ -319,10 +320,14 @@ def measure(spec: CellSpec, progress: Callable[[dict[str, Any]], None]) -> dict[
     if spec.matmul_precision != "default" and not numpy_cell:
         jax.config.update("jax_default_matmul_precision", spec.matmul_precision)
     record: dict[str, Any] = {"status": "ok", "reason": "", "phases": {}, "check": None}
+    # where the process's time goes before, during and after its timed samples (wall clock)
+    timeline = record["timeline"] = {"measure": time.time()}
     probe = Probe(spec.cores)
     try:
         dev = None if numpy_cell else resolve_device(spec.device)
+        timeline["device"] = time.time()
         record["provenance"] = provenance.full(dev)
+        timeline["provenance"] = time.time()
         if not numpy_cell:
             harness.warm_up(dev)
             if spec.isolate:
@@ -331,8 +336,11 @@ def measure(spec: CellSpec, progress: Callable[[dict[str, Any]], None]) -> dict[
                 probe.close()
                 probe = Probe(tuple(sorted(watched)))  # a neighbour there disturbs us too
         # whether the cores keep their speed: a run's readings decide which study applies
+        timeline["warmed"] = time.time()
         record["provenance"]["core_speed"] = safe(core_speed.reading, sorted(probe.cores))
+        timeline["core_speed"] = time.time()
         host_args = workload.make_inputs(spec.size, np.random.default_rng(spec.seed))
+        timeline["inputs"] = time.time()
         with nullcontext() if numpy_cell else jax.default_device(dev):
             checked: dict[str, Any] = {}
 
@@ -352,6 +360,7 @@ def measure(spec: CellSpec, progress: Callable[[dict[str, Any]], None]) -> dict[
             check_first = bool(plan) and plan[0].name == "steady"
             if check_first:
                 record["check"] = check()
+            timeline["sampling"] = time.time()
             for group in turn_groups(plan):
                 record["current_phase"] = "+".join(phase.name for phase in group)
                 progress(record)
@@ -378,8 +387,10 @@ def measure(spec: CellSpec, progress: Callable[[dict[str, Any]], None]) -> dict[
                     if note:
                         record["phases"][phase.name]["note"] = note
             del record["current_phase"]
+            timeline["sampled"] = time.time()
             if not check_first:
                 record["check"] = check()
+            timeline["checked"] = time.time()
             # clocks, power, temperature and peak memory at cell start are idle values: read
             # them again once the device has worked (both kept)
             if dev is not None:

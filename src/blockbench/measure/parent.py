@@ -23,6 +23,8 @@ from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from blockbench.measure import cores, provenance
 from blockbench.measure.host_load import HostLoad, load_warnings
 from blockbench.records.layout import installed_jax
@@ -272,6 +274,7 @@ def run_worker(
         )
         write_json_atomic(spec_path, spec.as_dict())
         cmd = [python, "-m", "blockbench.measure.worker", str(spec_path), str(result), str(partial)]
+        spawned = time.time()
         with err_path.open("w+") as err:
             proc = subprocess.Popen(
                 cmd,
@@ -293,7 +296,9 @@ def run_worker(
         if rc is None:
             return timed_out(read_json(partial) if partial.exists() else {}, budget_s)
         if result.exists():
-            return read_json(result)
+            record = read_json(result)
+            record["timeline"] = {"spawned": spawned, **record.get("timeline", {})}
+            return record
         if rc == EXIT_BAD_CELL:
             return None
         return crashed(rc, stderr)
@@ -330,6 +335,17 @@ def version_warnings(record: dict[str, Any], planned: str) -> list[str]:
     if got is None or got == planned:
         return []
     return [f"jax version: planned {planned}, the worker imported {got}"]
+
+
+def process_start() -> float:
+    """When this process started, on time.time()'s clock: from its age in the kernel's ticks
+    since boot (psutil's create_time adds a boot time rounded to the second)."""
+    try:
+        ticks = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return psutil.Process().create_time()
+    return time.time() - (uptime - ticks / os.sysconf("SC_CLK_TCK"))
 
 
 def crashed(rc: int, stderr: str) -> dict[str, Any]:
@@ -381,6 +397,13 @@ def main(argv: list[str] | None = None) -> int:
         finished = time.time()
     if outcome is None:
         return EXIT_BAD_CELL
+    # the job's process start (Snakemake's script, this parent's imports) and the lock's wait
+    outcome["timeline"] = {
+        "job_start": process_start(),
+        "locked": started,
+        **outcome.get("timeline", {}),
+        "worker_exit": finished,
+    }
     outcome["provenance"]["config"] = {
         "run_label": args.run_label,
         "budget_s": args.budget_s,
