@@ -9,6 +9,7 @@ handling). Runs measured before records kept a timeline are refused.
 """
 
 import argparse
+import itertools
 import sys
 from pathlib import Path
 
@@ -45,7 +46,7 @@ def main() -> None:
             if start in t and end in t:
                 total[name] += t[end] - t[start]
     ordered = sorted(timelines, key=lambda t: t["job_start"])
-    gaps = sum(max(0.0, b["job_start"] - a["worker_exit"]) for a, b in zip(ordered, ordered[1:]))
+    gaps = sum(max(0.0, b["job_start"] - a["worker_exit"]) for a, b in itertools.pairwise(ordered))
     span = ordered[-1]["worker_exit"] - ordered[0]["job_start"]
     print(f"{jobs} jobs, {span:.0f} s from the first job's start to the last one's end\n")
     print("| step | all jobs (s) | per job (s) |\n|---|---|---|")
