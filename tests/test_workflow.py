@@ -783,6 +783,7 @@ def test_a_new_workload_and_its_claim_are_one_module_and_one_entry_end_to_end(tm
         "claims": "my_claims.yaml",
         "sampling": {"min_samples": 3, "min_time_s": 0.0, "max_time_s": 0.05},
         "repeats": 2,
+        "max_rounds": 2,  # a fixed design
     }
     wf = workflow_copy(tmp_path, config)
     shutil.copytree(ROOT / "src", wf / "src", ignore=shutil.ignore_patterns("__pycache__"))

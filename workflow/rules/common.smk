@@ -35,8 +35,8 @@ SETTINGS = {
     cell: grid.Settings(FIRST[cell], s.sampling)
     for cell, s in grid.settings(config).items()
 }
-# The rule and its settings, recorded with every measurement: a between-run study counts runs
-# made under the same as one design (blockbench.judge.studies).
+# How rounds are stopped, and with what settings, kept with every measurement: a between-run study
+# holds runs of one design (blockbench.judge.studies).
 DESIGN = grid.design(config, FIRST)
 # Process r of every cell in round r; the cells a claim compares back to back (blockbench.run.run_order).
 ORDER = run_order.order(PLAN, CLAIM_LIST, MOST, config["seed"])
