@@ -172,7 +172,8 @@ def test_a_group_asks_for_one_cells_cpus_and_the_sum_of_its_cells_runtimes(slurm
         if r["cell"]["device"] == "cpu":
             job = r["provenance"]["slurm"]["job_id"]
             by_job[job] = by_job.get(job, 0) + 1
-    assert max(by_job.values()) == 2  # groups of two cells were formed
+    # groups were formed, of at most the profile's group-components (measure_cpu: 4)
+    assert 2 <= max(by_job.values()) <= 4, by_job
     per_cell = cluster.runtime_min(GRID["budget_s"])
     for job, cells in by_job.items():
         done = slurm_run["jobs"][job]
