@@ -12,16 +12,19 @@ import pandas as pd
 import pytest
 
 from blockbench.errors import InputError
-from blockbench.judge import claims, part_result, verdicts
+from blockbench.judge import aggregate, claims, part_result, verdicts
 from blockbench.judge.between_runs import StudyPart, judged, pool
+from blockbench.judge.claim_rules import read_claims
 from blockbench.judge.pooling import pool_part
 from blockbench.judge.studies import Kind, Study, kind_of, read_studies, read_study, study_path
 from blockbench.judge.uncertainty import Spread
 from blockbench.measure.core_speed import STEADY, TWO_SPEED, UNKNOWN
+from blockbench.records.layout import raw_files
 from blockbench.records.spec import METHOD_VERSION
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
+import between_run_study  # noqa: E402
 import interval_coverage  # noqa: E402
 
 # Simulated studies per setting of the coverage test: the binomial spread of 2000 draws is
@@ -154,12 +157,14 @@ def test_pool_part_of_runs_that_agree_and_of_a_check() -> None:
 def test_study_file_round_trip(tmp_path) -> None:
     kind = Kind("AMD EPYC", 2)
     study = Study(kind, [{"label": "a", "started": "t", "commit": "c"}], core_speed=STEADY)
+    study.design = "two-stage: precision x1.15"
     study.parts[("A1", "blocked / dispatch")] = StudyPart((4.4, 4.5, 4.6), 5.0, (0.03,) * 3)
     path = study_path(tmp_path, kind)
     assert path.name == "amd-epyc-2cpu.yaml"
     path.write_text(study.to_yaml())
     back = read_study(path)
     assert back.kind == kind and back.runs == study.runs and back.core_speed == "steady"
+    assert back.design == study.design
     assert back.part("A1", "blocked / dispatch") == study.part("A1", "blocked / dispatch")
     assert back.method == METHOD_VERSION and not back.why_not_applied(STEADY)
     assert "readings say two-speed: not applied" in back.why_not_applied(TWO_SPEED)
@@ -326,3 +331,14 @@ def test_article_figures_pool_a_rows_points_only_where_enough_runs_measured_it()
     assert pooled_point(points[:2]).note == "too few runs to pool"
     assert pooled_point([points[0], Point(note="not run: no GPU")]).note == "not pooled"
     assert pooled_point([Point(note="not run: no GPU")] * 2) == Point()
+
+
+def test_the_study_tool_refuses_runs_of_two_designs() -> None:
+    """Runs made under different stopping rules (or settings) are not of one design: the
+    spread between them is not what a run of either design has (docs/statistics.md)."""
+    reference = ROOT / "results/reference/dev-2core-epyc/raw"
+    proc = aggregate.processes([f for d in sorted(reference.iterdir()) for f in raw_files(d)])
+    claim_list = read_claims(ROOT / "config/claims.yaml", ROOT / "config/articles.yaml")
+    proc.loc[proc["run_label"] == proc["run_label"].iloc[0], "design"] = "two-stage: x1.15"
+    with pytest.raises(SystemExit, match="different stopping rules"):
+        between_run_study.study(aggregate.cells(proc), proc, claim_list, STEADY)

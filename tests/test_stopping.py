@@ -221,3 +221,43 @@ def test_a_throttled_host_gets_more_rounds_than_a_quiet_one(tmp_path):
     table = pd.read_csv(noisy["wf"] / "results/claims.csv")
     c1 = table[table["claim_id"] == "C1"].iloc[0]
     assert f"after {loud['rounds']} rounds" in c1["stopped"], c1["stopped"]
+
+
+def test_each_claim_says_why_its_parts_stopped_as_measured():
+    """A part whose measured interval reached its target is precise, whatever the decision
+    projected; a part that was not measured is left to the verdict's own reason."""
+    table = pd.DataFrame({"run_label": ["r"], "claim_id": ["C5"]})
+    parts = pd.DataFrame(
+        {
+            "run_label": ["r"] * 3,
+            "claim_id": ["C5"] * 3,
+            "part": ["cpu", "gpu", "wide"],
+            "run_ci_low": [2.0, None, 1.0],
+            "run_ci_high": [2.2, None, 3.0],
+            "scale": ["log"] * 3,
+        }
+    )
+    decision = {
+        "parts": [
+            {
+                "claim_id": "C5",
+                "part": "cpu",
+                "stopped": stopping.CAP,
+                "rounds": 12,
+                "precision": D,
+            },
+            {"claim_id": "C5", "part": "gpu", "stopped": stopping.NOT_MEASURED, "rounds": 0},
+            {
+                "claim_id": "C5",
+                "part": "wide",
+                "stopped": stopping.BUDGET,
+                "rounds": 5,
+                "precision": D,
+            },
+        ]
+    }
+    table, parts = stopping.with_stops(table, parts, {"r": decision})
+    assert list(parts["stopped"]) == [stopping.PRECISE, stopping.NOT_MEASURED, stopping.BUDGET]
+    assert table["stopped"].iloc[0] == (
+        "cpu: precise after 12 rounds; wide: out of budget after 5 rounds"
+    )

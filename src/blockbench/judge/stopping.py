@@ -285,7 +285,7 @@ def with_stops(
     parts = parts.drop(columns="precision")
     words = parts.assign(
         said=[
-            f"{r.part}: {s}" if s else ""
+            f"{r.part}: {s}" if s and r.stopped != NOT_MEASURED else ""  # the verdict says why
             for r, s in zip(
                 parts.itertuples(), map(said, parts["stopped"], parts["rounds"]), strict=True
             )
