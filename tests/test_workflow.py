@@ -504,6 +504,20 @@ def test_tiny_grid_produces_every_table_figure_and_claim(tiny_run):
 
 
 @pytest.mark.slow
+def test_a_finished_run_measures_again_under_another_label(tiny_run):
+    """Its tables exist, and the new label's way to them goes through a checkpoint not yet
+    run: the new label's first stage is still measured (and then its rounds)."""
+    run = snakemake(
+        tiny_run, "-n", "--cores", "4", "--configfile", "tiny.yaml", "--config", "run_label=again"
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    first = sum(s.repeats for s in SETTINGS.values())
+    counts = dict(re.findall(r"^(measure\w*)\s+(\d+)$", run.stdout, re.M))
+    assert sum(map(int, counts.values())) == first, run.stdout[-1500:]
+    assert re.search(r"^rounds\s+1$", run.stdout, re.M)
+
+
+@pytest.mark.slow
 def test_numpy_cells_under_snakemake_use_as_many_blas_threads_as_the_cell_has_cores(tiny_run):
     """Snakemake exports OMP/OPENBLAS_NUM_THREADS=1 to its jobs: NumPy must not inherit it."""
     records = [json.loads(p.read_text()) for p in layout.raw_files(tiny_run / "results/raw/tiny")]

@@ -9,7 +9,7 @@ rule claims:
         articles=config["articles"],
         studies=STUDIES,
         # why each part stopped where it did: every run's rounds decision (rules/rounds.smk)
-        decisions=decisions,
+        decisions=DECISIONS,
     output:
         csv=report(
             "results/claims.csv",

@@ -56,6 +56,16 @@ def first_stage(wc):
     return [cell.path(wc.run_label, r) for cell in PLAN for r in range(FIRST[cell])]
 
 
+# Known before any job runs: each run label's first stage and its rounds decision. The tables
+# rule names them as well as `measured`, so that a run whose tables already exist (another
+# run_label, a larger grid) still measures: a target whose only way to its new inputs is an
+# unfinished checkpoint counts as up to date.
+FIRST_STAGE = [
+    cell.path(label, r) for label in LABELS for cell in PLAN for r in range(FIRST[cell])
+]
+DECIDED = [layout.DECISION.format(run_label=label) for label in LABELS]
+
+
 def measured(wc):
     """Every process of every run label, first stage and the rounds its checkpoint added:
     the decision is read back with the standard library alone (Snakemake imports nothing
@@ -77,12 +87,11 @@ MERGED = [str(p) for run, _ in MERGE_DIRS for p in layout.raw_files(run)]
 MERGE_LABELS = {str(run): label for run, label in MERGE_DIRS if label}
 
 
-def decisions(wc):
-    """Each run label's rounds decision, and a merged run's where it has one (a run of a
-    fixed design, or of an older blockbench, has none)."""
-    merged = [run / "rounds.json" for run, _ in MERGE_DIRS]
-    own = [checkpoints.rounds.get(run_label=label).output[0] for label in LABELS]
-    return own + [str(p) for p in merged if p.exists()]
+# Each run label's rounds decision, and a merged run's where it has one (a run of a fixed
+# design, or of an older blockbench, has none).
+DECISIONS = DECIDED + [
+    str(p) for p in (run / "rounds.json" for run, _ in MERGE_DIRS) if p.exists()
+]
 
 
 # Between-run studies (blockbench.judge.studies): read by every stage that shows a claim's interval.

@@ -11,7 +11,7 @@ checkpoint rounds:
         articles=config["articles"],
         studies=STUDIES,
     output:
-        "results/raw/{run_label}/rounds.json",
+        layout.DECISION,
     log:
         "logs/rounds/{run_label}.log",
     wildcard_constraints:

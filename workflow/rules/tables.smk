@@ -5,6 +5,8 @@
 rule tables:
     input:
         raw=measured,
+        first=FIRST_STAGE,
+        decided=DECIDED,
         merged=MERGED,
     output:
         csv=report(

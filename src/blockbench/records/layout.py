@@ -15,6 +15,9 @@ SEPARATOR = "+jax-"
 # results (the measure rule's output); `raw_files` globs the same pattern.
 IN_RUN = "{device}/{workload}/{impl}/{size}/{repeat}.json"
 RAW = "results/raw/{run_label}/" + IN_RUN
+# After a run's first stage: the rounds each block takes, and why each claim part stopped
+# (blockbench.judge.stopping; the workflow's checkpoint `rounds` writes it).
+DECISION = "results/raw/{run_label}/rounds.json"
 
 
 # The lock the bootstrap installs and environment.yml mirrors, in a checkout.
