@@ -354,3 +354,17 @@ def test_the_worker_imports_blockbench_from_this_checkout_in_any_environment():
     env = parent.worker_env("cpu", 1)
     src = Path(env["PYTHONPATH"].split(os.pathsep)[0])
     assert (src / "blockbench" / "measure" / "worker.py").is_file()
+
+
+def test_the_commit_is_blockbenchs_own_or_the_ref_the_workflow_fetched(tmp_path):
+    """A package copy inside another project's repository (a deployed module's .snakemake/)
+    does not take that project's commit; the copy's SOURCE names the ref it came from."""
+    from blockbench.measure import provenance
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    copy = tmp_path / ".snakemake/blockbench/0123/"
+    copy.mkdir(parents=True)
+    assert provenance.git_commit(copy)["commit"] is None
+    uri = "https://raw.githubusercontent.com/someone/blockbench/v1.0/workflow"
+    (copy / "SOURCE").write_text(json.dumps({"uri": uri, "ref": "v1.0"}))
+    assert provenance.git_commit(copy) == {"commit": "v1.0", "dirty": False, "from": uri}

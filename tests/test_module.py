@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pandas as pd
@@ -182,3 +183,104 @@ def test_the_module_block_snakedeploy_writes_plans_the_same_grid(tmp_path):
         line.split()[:2] for line in alone.stdout.splitlines() if line.startswith("measure")
     )
     assert listed["measure"] == counts["measure"]
+
+
+def package_listing() -> list[str]:
+    return [
+        line
+        for line in (ROOT / "workflow/package.txt").read_text().splitlines()
+        if line and not line.startswith("#")
+    ]
+
+
+def test_the_package_list_names_every_file_of_the_package():
+    """What a module read from a git host fetches: the package, whole, and its lock."""
+    files = sorted(
+        p.relative_to(ROOT).as_posix()
+        for p in (ROOT / "src/blockbench").rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    )
+    assert package_listing() == ["requirements.lock", *files], (
+        "workflow/package.txt must list requirements.lock and then every file under "
+        "src/blockbench, sorted"
+    )
+
+
+def jobs_environment(path: Path) -> Path:
+    """This test's interpreter and packages, without blockbench: a venv whose one .pth names
+    the bootstrap's site-packages (whose own .pth files, the editable blockbench among them,
+    are then not read)."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True)
+    (site,) = path.glob("lib/python3*/site-packages")
+    (site / "bootstrap.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return path / "bin" / "python"
+
+
+@pytest.mark.slow
+def test_a_module_read_from_a_git_repository_brings_its_package_along(tmp_path):
+    """What snakedeploy writes with --tag: the module named by host, repository and tag.
+    Offline, Snakemake's clone of that repository (its git cache, which it fetches only when
+    the tag is missing) is made beforehand from a repository on disk whose working tree has no
+    src/: the workflow, its parse in an environment of Snakemake alone and its jobs in one
+    without blockbench installed all read the package at the tag."""
+    repo = blockbench_copy(tmp_path / "blockbench")
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    for args in (["init", "-q"], ["add", "."], ["commit", "-qm", "v"], ["tag", "v1.0"]):
+        subprocess.run([*git, *args], check=True)
+    shutil.rmtree(repo / "src")
+    cache = tmp_path / "cache"
+    clone = cache / "snakemake/snakemake/source-cache/snakemake-git-cache/github.com"
+    clone = clone / "someone/blockbench"
+    subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(clone)], check=True)
+    host = tmp_path / "deployed"
+    shutil.copytree(ROOT / "config", host / "config")
+    (host / "config/config.yaml").write_text(yaml.safe_dump({**GRID, "run_label": "git"}))
+    (host / "workflow").mkdir()
+    (host / "workflow/Snakefile").write_text(
+        'configfile: "config/config.yaml"\n\n\n'
+        "module blockbench:\n"
+        "    snakefile:\n"
+        '        github("someone/blockbench", path="workflow/Snakefile", tag="v1.0")\n'
+        "    config:\n        config\n\n\n"
+        "use rule * from blockbench\n"
+    )
+    bare = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    bare["XDG_CACHE_HOME"] = str(cache)
+
+    alone = subprocess.run(
+        [str(snakemake_only(LOCKED)), "-n", "--cores", "4"],
+        cwd=host,
+        capture_output=True,
+        text=True,
+        env=bare,
+    )
+    assert alone.returncode == 0, alone.stdout[-2000:] + alone.stderr[-2000:]
+    cells = grid.cells(GRID)
+    assert f"measure {len(cells) * GRID['repeats']}" in " ".join(alone.stdout.split())
+
+    python = jobs_environment(tmp_path / "jobs")
+    found = subprocess.run([python, "-c", "import blockbench"], capture_output=True, env=bare)
+    assert found.returncode != 0  # nothing but the fetched package can serve the jobs
+    run = subprocess.run(
+        [python, "-m", "snakemake", "--cores", "2", "--resources", "measure_host=1"],
+        cwd=host,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**bare, "BLOCKBENCH_LOCK": str(tmp_path / "measure.lock")},
+    )
+    assert run.returncode == 0, run.stderr[-4000:]
+    (fetched,) = (host / ".snakemake/blockbench").iterdir()
+    assert (fetched / "src/blockbench/measure/parent.py").exists()
+    raw = layout.raw_files(host / "results/raw/git")
+    assert len(raw) == len(cells) * GRID["repeats"]
+    for path in raw:
+        record = json.loads(path.read_text())
+        assert record["status"] == "ok", path
+        source = record["provenance"]["git"]
+        assert source == {
+            "commit": "v1.0",
+            "dirty": False,
+            "from": "https://raw.githubusercontent.com/someone/blockbench/v1.0/workflow",
+        }
+    assert pd.read_csv(host / "results/claims.csv")["run_label"].eq("git").all()

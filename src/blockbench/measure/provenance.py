@@ -8,6 +8,7 @@ without, say, the GPU clock.
 
 import ctypes
 import importlib.metadata
+import json
 import os
 import platform
 import re
@@ -131,9 +132,16 @@ def environment() -> dict[str, str]:
 
 
 def git_commit(root: Path = PROJECT_ROOT) -> dict[str, Any]:
-    """The project's commit and whether the tree had local changes when it ran; where the
-    tree is a copy without git (a lent GPU machine gets the working tree, not .git), the
-    commit named by $BLOCKBENCH_GIT_COMMIT, its local changes unknown (`dirty`: None)."""
+    """The project's commit and whether the tree had local changes when it ran. Where the
+    package was read from a git host by the workflow (its SOURCE file, workflow/Snakefile),
+    the ref and address it came from: its files are that ref's, and a repository around them
+    is someone else's. Where the tree is a copy without git (a lent GPU machine gets the
+    working tree, not .git), the commit named by $BLOCKBENCH_GIT_COMMIT, its local changes
+    unknown (`dirty`: None)."""
+    source = root / "SOURCE"
+    if source.is_file():
+        fetched = json.loads(source.read_text())
+        return {"commit": fetched["ref"], "dirty": False, "from": fetched["uri"]}
 
     def git(*args: str) -> str:
         return subprocess.run(
@@ -141,14 +149,16 @@ def git_commit(root: Path = PROJECT_ROOT) -> dict[str, Any]:
         ).stdout.strip()
 
     try:
-        return {"commit": git("rev-parse", "HEAD"), "dirty": bool(git("status", "--porcelain"))}
+        if Path(git("rev-parse", "--show-toplevel")).resolve() == root.resolve():
+            return {"commit": git("rev-parse", "HEAD"), "dirty": bool(git("status", "--porcelain"))}
     except (OSError, subprocess.SubprocessError):
-        given = os.environ.get("BLOCKBENCH_GIT_COMMIT")
-        return {
-            "commit": given or None,
-            "dirty": None,
-            "from": "BLOCKBENCH_GIT_COMMIT" if given else None,
-        }
+        pass
+    given = os.environ.get("BLOCKBENCH_GIT_COMMIT")
+    return {
+        "commit": given or None,
+        "dirty": None,
+        "from": "BLOCKBENCH_GIT_COMMIT" if given else None,
+    }
 
 
 def blas() -> dict[str, Any]:

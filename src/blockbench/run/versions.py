@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from blockbench.measure import parent
-from blockbench.records.layout import installed_jax
+from blockbench.records.layout import LOCK, installed_jax
 from blockbench.records.store import write_json_atomic
 
 STAMP = "env.json"
@@ -42,8 +42,6 @@ SMOKE = (
     "'numpy': numpy.__version__}))"
 )
 PIP_TIMEOUT_S = 900
-# The checkout's lock, where blockbench runs from one (an installed wheel has none).
-LOCK = Path(__file__).resolve().parents[3] / "requirements.lock"
 
 
 class VersionError(ValueError):  # grid.ConfigError's kind: names the key and the value
