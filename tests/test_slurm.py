@@ -3,9 +3,9 @@ project's own profiles/slurm, and the checks made before a SLURM run submits any
 
 The cluster binds every job step to its CPUs (task/affinity, and task/cgroup where this
 machine allows it) and has typed GPUs (gpu:h100) with no hardware behind them. Only the
-local cluster's needs are overridden: fast status checks, groups of two cells (one small
-node), and GPU jobs that share the node (exclusive_gpu off, 1 CPU each), so that two of them
-run at once and the per-node lock is what keeps their measurements apart.
+local cluster's needs are overridden: fast status checks, and GPU jobs that share the node
+(exclusive_gpu off, 1 CPU each), so that two of them run at once and the per-node lock is
+what keeps their measurements apart.
 """
 
 import itertools
@@ -29,12 +29,7 @@ from blockbench.present import figure_names
 from blockbench.run import cluster
 from blockbench.run.stages import read_claims
 
-TEST_OVERRIDES = [
-    "--slurm-init-seconds-before-status-checks",
-    "2",
-    "--group-components",
-    "measure_cpu=2",
-]
+TEST_OVERRIDES = ["--slurm-init-seconds-before-status-checks", "2"]
 # The tiny grid cut to one or two implementations a workload: on a 2-core machine each SLURM
 # job pays two Snakemake start-ups (the batch script, then its job step) besides its cell.
 CLUSTER = {
@@ -85,12 +80,15 @@ def slurm_run(tmp_path_factory):
             run = snakemake(wf, "--configfile", "tiny.yaml", *TEST_OVERRIDES)
             seconds = time.monotonic() - started
             jobs = jobcomp(state / "log" / "jobcomp.txt")
-            # the same grid with no account set must stop before submitting anything
+            # the same grid with no account set, asking for groups of cells, must stop
+            # before submitting anything, naming both
             unset = {**GRID, "cluster": {k: v for k, v in CLUSTER.items() if k != "account"}}
             refused = snakemake(
                 workflow_copy(tmp_path_factory.mktemp("slurm-no-account"), unset),
                 "--configfile",
                 "tiny.yaml",
+                "--group-components",
+                "measure_cpu=2",
             )
             jobs_after = jobcomp(state / "log" / "jobcomp.txt")
             queued = subprocess.run(["squeue", "-h"], capture_output=True, text=True).stdout
@@ -166,22 +164,18 @@ def test_every_cpu_cell_ran_on_every_cpu_of_its_node_numpy_and_xla_alike(slurm_r
 
 
 @pytest.mark.slurm
-@pytest.mark.xfail(
-    reason="open defect since rounds became a checkpoint: Snakemake may run 4 cells in a group "
-    "job that asked for 2 cells' runtime (group-components 2 here); reported in the session note",
-    strict=False,
-)
-def test_a_group_asks_for_one_cells_cpus_and_the_sum_of_its_cells_runtimes(slurm_run):
+def test_each_cpu_cell_is_a_job_of_its_own_with_one_cells_time_limit(slurm_run):
+    """The profile's group-components (1): a CPU cell per job, on the whole node, with the
+    cell's budget and start-up as the time limit."""
     by_job: dict[str, int] = {}
     for r in records(slurm_run["wf"]):
         if r["cell"]["device"] == "cpu":
             job = r["provenance"]["slurm"]["job_id"]
             by_job[job] = by_job.get(job, 0) + 1
-    assert max(by_job.values()) == 2, by_job  # groups of two cells were formed
-    per_cell = cluster.runtime_min(GRID["budget_s"])
-    for job, cells in by_job.items():
+    assert set(by_job.values()) == {1}, by_job
+    for job in by_job:
         done = slurm_run["jobs"][job]
-        assert int(done["TimeLimit"]) == cells * per_cell, done
+        assert int(done["TimeLimit"]) == cluster.runtime_min(GRID["budget_s"]), done
         assert int(done["ProcCnt"]) == slurm_run["node_cpus"], done  # the whole node
 
 
@@ -224,7 +218,8 @@ def test_no_two_measurements_overlapped_though_jobs_did(slurm_run):
 def test_a_run_with_no_account_set_stops_before_submitting(slurm_run):
     refused = slurm_run["refused"]
     assert refused.returncode != 0
-    assert "cluster.account is not set" in refused.stdout + refused.stderr
+    said = refused.stdout + refused.stderr
+    assert "cluster.account is not set" in said and "issue #1628" in said
     assert slurm_run["jobs_after_refusal"].keys() == slurm_run["jobs"].keys()
     assert not slurm_run["queued_after_refusal"].strip()
 
@@ -258,6 +253,7 @@ GOOD = {"account": "proj", "exclusive_cpu": True, "cpus": None}
 def problems(cluster_cfg=GOOD, **kw):
     args = {
         "cores": 1,
+        "group_components": 1,
         "status_command": "squeue",
         "init_seconds": 40,
         "guess_account": lambda: None,
@@ -283,6 +279,7 @@ def test_a_complete_slurm_setup_has_no_problems():
         ({**GOOD, "account": "none"}, {"guess_account": lambda: "other"}, "would charge 'other'"),
         ({**GOOD, "exclusive_cpu": False}, {}, "needs cluster.exclusive_cpu"),
         (GOOD, {"cores": None}, "`cores` is not set"),
+        (GOOD, {"group_components": 2}, "issue #1628"),
         (GOOD, {"status_command": "sacct", "sacct_works": lambda: False}, "squeue"),
         # squeue with MinJobAge under 3 x init: the plugin switches to sacct by itself
         (GOOD, {"min_job_age": lambda: 60, "sacct_works": lambda: False}, "MinJobAge >= 180"),

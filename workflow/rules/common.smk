@@ -166,7 +166,7 @@ def block_of(wc):
 
 # What a measurement job asks a cluster for (profiles/slurm; config/README.md, `cluster`).
 # Constants, so that planning a large grid stays fast. Minutes: the cell's budget and the
-# start-up around it; a group's cells run one after another and add up their runtimes.
+# start-up around it (one cell a job: group-components in profiles/slurm).
 CLUSTER = config["cluster"]
 RUNTIME = cluster.runtime_min(config["budget_s"])
 # A measurement claims every core Snakemake may use (`cores`, set by profiles/slurm): on a

@@ -21,7 +21,7 @@ rule measure:
         size=r"\d+",
         repeat=r"\d+",
     priority: priority_of
-    # only used by cluster executors: small CPU cells share one submission, run in turn
+    # only used by cluster executors, one cell a group (profiles/slurm: group-components)
     group:
         "measure_cpu"
     conda:

@@ -22,8 +22,8 @@ STARTUP_MIN = 5
 
 
 def runtime_min(budget_s: float) -> int:
-    """Minutes of one cell in a job. A group's cells run one after another, and Snakemake
-    gives the group the sum of theirs (see `cores` in profiles/slurm)."""
+    """Minutes of one cell in a job (a group's cells would run one after another, and
+    Snakemake would give the group the sum of theirs: see `cores` in profiles/slurm)."""
     return max(10, math.ceil(budget_s / 60) + STARTUP_MIN)
 
 
@@ -49,6 +49,7 @@ def problems(
     cluster: Mapping[str, Any],
     *,
     cores: int | None,
+    group_components: int,
     status_command: str | None,
     init_seconds: int,
     guess_account: Callable[[], str | None],
@@ -81,6 +82,13 @@ def problems(
             "`cores` is not set (profiles/slurm sets it): without it, a group's cells are "
             "sized as if they ran side by side, so the group asks for the runtime of one "
             "cell and times out, and a CPU count per cell becomes one per group."
+        )
+    if group_components > 1:
+        out.append(
+            f"group-components for measure_cpu is {group_components}: set it to 1 (one cell "
+            "a job; profiles/slurm does). Snakemake regroups jobs when the rounds checkpoint "
+            "updates the plan (its issue #1628, open in 9.27.1): in a test it then put two "
+            "cells in two group jobs each (measured twice) and four under two cells' time limit."
         )
     command = status_command
     age = min_job_age()
@@ -136,6 +144,9 @@ def check(workflow: Any, cluster: Mapping[str, Any]) -> None:
     found = problems(
         cluster,
         cores=workflow.resource_settings.cores,
+        group_components=dict(
+            workflow.group_settings.group_components if workflow.group_settings else {}
+        ).get("measure_cpu", 1),
         status_command=settings.status_command,
         init_seconds=settings.init_seconds_before_status_checks or 40,
         guess_account=lambda: _guess(get_account),
