@@ -3,27 +3,57 @@
 
     python3 scripts/bootstrap.py run  [snakemake options]   # default CPU grid + report
     python3 scripts/bootstrap.py test [pytest options]      # the whole test suite
+    python3 scripts/bootstrap.py run --gpu [snakemake options]   # with GPU cells (docs/gpu.md)
 
 Needs only Python 3.11+ (standard library) and network access to PyPI. It creates `.venv/`
 beside this repository, installs the pinned versions of requirements.lock and the project,
 and, when the lock file or pyproject.toml changed, makes `.venv/` anew: installing a new
 lock over an old environment would leave the packages the lock dropped in place.
+
+A run that asks for a GPU (`--gpu`, or `devices` naming gpu in a --config value or in a
+--configfile) uses `.venv-cuda12/` instead, made the same way from requirements-cuda12.lock
+(the same packages and the CUDA 12 build of the same JAX), and checks that JAX can use a GPU
+here before Snakemake starts: if not, it stops with one line naming the cause and runs nothing.
+`--config check_gpu=false` keeps the CPU environment (GPU cells measured elsewhere, judged here).
+Submitting to SLURM, the check is left to the workflow's first GPU job, on a GPU node.
 """
 
 import hashlib
+import itertools
 import os
+import re
 import subprocess
 import sys
 import venv
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-VENV = ROOT / ".venv"
-BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
-PYTHON = BIN / "python"
-STAMP = VENV / ".blockbench-installed"
-INPUTS = (ROOT / "requirements.lock", ROOT / "pyproject.toml")
+BIN_DIR = "Scripts" if os.name == "nt" else "bin"
 PIP = "26.3"  # the installer itself is pinned too: its resolver and output change by release
+# A config value or file line that puts GPU cells in the grid: `devices=[cpu,gpu]`,
+# `devices: [cpu, gpu]` (a workload's own devices too).
+ASKS_FOR_GPU = re.compile(r"\bdevices\s*[=:].*\bgpu\b")
+# ... unless the run measures none: `check_gpu=false` (GPU cells measured elsewhere, judged here)
+NO_GPU_CHECK = re.compile(r"^check_gpu=(false|False|0)$")
+
+
+class Env:
+    """One virtual environment made from one lock (and the project): .venv or .venv-cuda12."""
+
+    def __init__(self, name: str, lock: str) -> None:
+        self.dir = ROOT / name
+        self.lock = ROOT / lock
+        self.bin = self.dir / BIN_DIR
+        self.python = self.bin / "python"
+        self.stamp = self.dir / ".blockbench-installed"
+
+    def digest(self) -> str:
+        inputs = (self.lock, ROOT / "pyproject.toml")
+        return hashlib.sha256(b"".join(p.read_bytes() for p in inputs)).hexdigest()
+
+
+CPU = Env(".venv", "requirements.lock")
+CUDA = Env(".venv-cuda12", "requirements-cuda12.lock")
 
 
 def say(message: str) -> None:
@@ -34,41 +64,61 @@ def run(*cmd: str | Path, env: dict[str, str] | None = None) -> int:
     return subprocess.call([str(c) for c in cmd], cwd=ROOT, env=env)
 
 
-def digest() -> str:
-    return hashlib.sha256(b"".join(p.read_bytes() for p in INPUTS)).hexdigest()
-
-
-def create_venv() -> None:
+def create_venv(env: Env) -> None:
     """A venv with pip, made anew where it was made from another lock; where the OS split
     ensurepip out (Debian without python3-venv), make it without pip and install pip into it
     with the system's pip."""
-    stale = STAMP.exists() and STAMP.read_text() != digest()
-    if PYTHON.exists() and not stale:
+    stale = env.stamp.exists() and env.stamp.read_text() != env.digest()
+    if env.python.exists() and not stale:
         return
-    say(f"{'re-creating' if stale else 'creating'} {VENV}")
+    say(f"{'re-creating' if stale else 'creating'} {env.dir}")
     try:
-        venv.create(VENV, with_pip=True, clear=True)
+        venv.create(env.dir, with_pip=True, clear=True)
     except (subprocess.CalledProcessError, OSError) as exc:
         say(f"venv with pip failed ({exc}); creating it without pip")
-        venv.create(VENV, with_pip=False, clear=True)
-        if run(sys.executable, "-m", "pip", "--python", PYTHON, "install", "pip") != 0:
-            sys.exit("[bootstrap] could not install pip into .venv: install python3-venv or pip")
+        venv.create(env.dir, with_pip=False, clear=True)
+        if run(sys.executable, "-m", "pip", "--python", env.python, "install", "pip") != 0:
+            sys.exit(
+                f"[bootstrap] could not install pip into {env.dir}: install python3-venv or pip"
+            )
 
 
-def install() -> None:
-    wanted = digest()
-    if STAMP.exists() and STAMP.read_text() == wanted:
+def install(env: Env) -> None:
+    wanted = env.digest()
+    if env.stamp.exists() and env.stamp.read_text() == wanted:
         return
-    say("installing pinned packages (requirements.lock) and blockbench")
+    say(f"installing pinned packages ({env.lock.name}) and blockbench")
     steps = (
-        (PYTHON, "-m", "pip", "install", "--quiet", f"pip=={PIP}"),
-        (PYTHON, "-m", "pip", "install", "--quiet", "-r", ROOT / "requirements.lock"),
-        (PYTHON, "-m", "pip", "install", "--quiet", "--no-deps", "-e", ROOT),
+        (env.python, "-m", "pip", "install", "--quiet", f"pip=={PIP}"),
+        (env.python, "-m", "pip", "install", "--quiet", "-r", env.lock),
+        (env.python, "-m", "pip", "install", "--quiet", "--no-deps", "-e", ROOT),
     )
     for step in steps:
         if run(*step) != 0:
             sys.exit(f"[bootstrap] failed: {' '.join(map(str, step))}")
-    STAMP.write_text(wanted)
+    env.stamp.write_text(wanted)
+
+
+def submits_to_slurm(args: list[str]) -> bool:
+    """Jobs go to SLURM (its executor, or a profile that names it): the GPU check is then the
+    workflow's first GPU job, on a GPU node, not one made here on the submit host."""
+    options = ("--executor", "-e", "--workflow-profile", "--profile")
+    return any(a in options and "slurm" in b for a, b in itertools.pairwise(args))
+
+
+def asks_for_gpu(args: list[str]) -> tuple[bool, list[str]]:
+    """Whether the run's options put GPU cells in the grid, and the options without --gpu."""
+    rest = [a for a in args if a != "--gpu"]
+    files, after = [], False  # --configfile takes one file or more
+    for arg in rest:
+        after = arg == "--configfile" or (after and not arg.startswith("-"))
+        if after and arg != "--configfile" and Path(arg).is_file():
+            files.append(Path(arg))
+    # a file's comments may show a GPU command; only its values count
+    lines = [*rest, *(line.split("#")[0] for f in files for line in f.read_text().splitlines())]
+    if any(NO_GPU_CHECK.match(arg) for arg in rest):
+        return False, rest
+    return len(rest) < len(args) or any(ASKS_FOR_GPU.search(line) for line in lines), rest
 
 
 def main(argv: list[str]) -> int:
@@ -77,18 +127,23 @@ def main(argv: list[str]) -> int:
         return 2
     if sys.version_info < (3, 11):  # noqa: UP036 (run by any system Python)
         sys.exit("[bootstrap] Python 3.11 or newer is needed")
-    create_venv()
-    install()
-    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
-    command, rest = argv[0], argv[1:]
+    command, (gpu, rest) = argv[0], asks_for_gpu(argv[1:])
+    env = CUDA if gpu and command == "run" else CPU
+    create_venv(env)
+    install(env)
+    path = {**os.environ, "PATH": f"{env.bin}{os.pathsep}{os.environ.get('PATH', '')}"}
     if command == "test":
-        return run(PYTHON, "-m", "pytest", *rest, env=env)
-    code = run(BIN / "snakemake", "--cores", "4", *rest, env=env)
+        return run(env.python, "-m", "pytest", *rest, env=path)
+    # the GPU check: its cause, in one line, on stderr, and nothing has run
+    here = env is CUDA and not submits_to_slurm(rest)
+    if here and run(env.python, "-m", "blockbench.measure.gpu_ready", env=path) != 0:
+        return 1
+    code = run(env.bin / "snakemake", "--cores", "4", *rest, env=path)
     if "--unlock" in rest:  # only the lock a killed run left behind is removed: no report
         return code
     if code == 0:
         (ROOT / "results").mkdir(exist_ok=True)
-        code = run(BIN / "snakemake", "--report", "results/report.html", *rest, env=env)
+        code = run(env.bin / "snakemake", "--report", "results/report.html", *rest, env=path)
         say("done: results/claims.md, results/tables/, results/figures/, results/report.html")
     return code
 

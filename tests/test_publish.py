@@ -179,13 +179,30 @@ def normalized(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def test_environment_yml_pins_what_requirements_lock_pins():
-    """conda is not on the test machine: the two files are compared name by name."""
-    lock = {}
-    for line in (ROOT / "requirements.lock").read_text().splitlines():
+def pins(lock: Path) -> dict[str, str]:
+    """A lock file's packages, by normalized name."""
+    found = {}
+    for line in lock.read_text().splitlines():
         if line.strip() and not line.startswith("#"):
             name, version = line.strip().split("==")
-            lock[normalized(name)] = version
+            found[normalized(name)] = version
+    return found
+
+
+def test_the_cuda_lock_is_the_cpu_lock_and_the_cuda_build_of_its_jax():
+    """Every package the two locks share has one version; the CUDA lock adds JAX's CUDA 12
+    plugin of the locked release and NVIDIA's CUDA 12 wheels, nothing else."""
+    cpu, cuda = pins(ROOT / "requirements.lock"), pins(ROOT / "requirements-cuda12.lock")
+    assert {name: cuda.get(name) for name in cpu} == cpu
+    added = {name: version for name, version in cuda.items() if name not in cpu}
+    assert added["jax-cuda12-plugin"] == added["jax-cuda12-pjrt"] == cpu["jax"] == cpu["jaxlib"]
+    others = set(added) - {"jax-cuda12-plugin", "jax-cuda12-pjrt"}
+    assert others and all(re.fullmatch(r"nvidia-[a-z-]+-cu12", name) for name in others), others
+
+
+def test_environment_yml_pins_what_requirements_lock_pins():
+    """conda is not on the test machine: the two files are compared name by name."""
+    lock = pins(ROOT / "requirements.lock")
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     assert env["name"] == "blockbench"
     assert env["channels"] == ["conda-forge", "bioconda", "nodefaults"]

@@ -49,6 +49,8 @@ GRID = {
     "cluster": CLUSTER,
     "repeats": 1,  # each SLURM job pays two Snakemake start-ups; repeats run in the tiny test
 }
+CHECKED = {**GRID, "check_gpu": True}
+GPU_CELL = "results/raw/tiny/gpu/selu/jax_jit/1000/0.json"
 
 
 def snakemake(wf: Path, *args: str, limit_s: int = 270) -> subprocess.CompletedProcess:
@@ -80,6 +82,10 @@ def slurm_run(tmp_path_factory):
             run = snakemake(wf, "--configfile", "tiny.yaml", *TEST_OVERRIDES)
             seconds = time.monotonic() - started
             jobs = jobcomp(state / "log" / "jobcomp.txt")
+            # a GPU cell behind the check a run's GPU cells wait for: one GPU job, no cell
+            gpu_check = workflow_copy(tmp_path_factory.mktemp("slurm-gpu-check"), CHECKED)
+            checked = snakemake(gpu_check, GPU_CELL, "--configfile", "tiny.yaml", *TEST_OVERRIDES)
+            jobs_checked = jobcomp(state / "log" / "jobcomp.txt")
             # the same grid with no account set, asking for groups of cells, must stop
             # before submitting anything, naming both
             unset = {**GRID, "cluster": {k: v for k, v in CLUSTER.items() if k != "account"}}
@@ -110,6 +116,9 @@ def slurm_run(tmp_path_factory):
         "cluster": running,
         "node_cpus": cpus,
         "jobs": jobs,
+        "checked": checked,
+        "checked_wf": gpu_check,
+        "jobs_checked": {k: v for k, v in jobs_checked.items() if k not in jobs},
         "refused": refused,
         "jobs_after_refusal": jobs_after,
         "queued_after_refusal": queued,
@@ -199,6 +208,18 @@ def test_gpu_cells_got_the_gpu_model_and_the_cpus_they_asked_for(slurm_run):
     print(f"\nGPU cells granted: {granted}")
     cpu = [r for r in records(slurm_run["wf"]) if r["cell"]["device"] == "cpu"]
     assert not any(r["provenance"]["slurm"].get("gpus_on_node") for r in cpu)  # only GPU cells
+
+
+@pytest.mark.slurm
+def test_a_gpu_node_without_a_driver_is_found_in_one_short_gpu_job(slurm_run):
+    """With check_gpu (the default), the check is the one job submitted before a GPU cell;
+    it ends with its one line, and no GPU cell is submitted."""
+    assert slurm_run["checked"].returncode != 0
+    (job,) = slurm_run["jobs_checked"].values()  # the check, and nothing after it
+    assert job["JobState"] == "FAILED" and int(job["TimeLimit"]) == 10, job
+    log = (slurm_run["checked_wf"] / "logs/gpu_ready/tiny.log").read_text()
+    assert log.startswith("GPU not ready: no driver: nvidia-smi is not on PATH"), log
+    assert not (slurm_run["checked_wf"] / "results/raw/tiny/gpu").exists()
 
 
 @pytest.mark.slurm

@@ -37,8 +37,11 @@ TINY = {
     "sampling": {"min_samples": 3, "min_time_s": 0.0, "max_time_s": 0.05},
     "budget_s": 120,
     "repeats": 2,
-    # a fixed design: the rounds added on demand have a test of their own (test_rounds.py)
+    # a fixed design: the rounds added on demand have tests of their own (test_stopping.py)
     "max_rounds": 2,
+    # no GPU here: each GPU cell records itself `unavailable` (the check before them stops
+    # them all: tests/test_gpu_ready.py)
+    "check_gpu": False,
 }
 
 

@@ -159,6 +159,13 @@ def jax_env_of(wc):
     )
 
 
+def gpu_ready_of(wc):
+    """The run's GPU check, which a GPU cell waits for (config `check_gpu`)."""
+    if wc.device != "gpu" or not config["check_gpu"]:
+        return []
+    return layout.GPU_READY.format(run_label=wc.run_label)
+
+
 def block_of(wc):
     """The block of cells measured back to back with this one ('' : none)."""
     return ORDER.get((cell_of(wc), int(wc.repeat)), (0, ""))[1]

@@ -57,6 +57,9 @@ rule measure:
 
 
 use rule measure as measure_accelerator with:
+    input:
+        jax_env=jax_env_of,
+        gpu_ready=gpu_ready_of,
     wildcard_constraints:
         device="gpu|tpu",
         size=r"\d+",
@@ -74,6 +77,27 @@ use rule measure as measure_accelerator with:
         gpu_model=lambda wc: CLUSTER["gpu_model"] if wc.device == "gpu" else "",
         slurm_account=ACCOUNT,
         slurm_extra="--exclusive" if CLUSTER["exclusive_gpu"] else "",
+
+
+# Before a run's first GPU cell: can JAX use a GPU here (driver, GPU, CUDA plugin)? On SLURM
+# one short GPU job; where it cannot, the job ends with the cause and no GPU cell starts.
+rule gpu_ready:
+    output:
+        layout.GPU_READY,
+    log:
+        "logs/gpu_ready/{run_label}.log",
+    conda:
+        ENV
+    resources:
+        measure_host=1,
+        runtime=10,
+        mem_mb=MEM_MB,
+        cpus_per_task=CLUSTER["gpu_cpus"],
+        gpu=1,
+        gpu_model=CLUSTER["gpu_model"] or "",
+        slurm_account=ACCOUNT,
+    script:
+        "../scripts/gpu_ready.py"
 
 
 # Before the first submission to SLURM: every setting the cluster needs is there (the

@@ -18,6 +18,8 @@ RAW = "results/raw/{run_label}/" + IN_RUN
 # After a run's first stage: the rounds each block takes, and why each claim part stopped
 # (blockbench.judge.stopping; the workflow's checkpoint `rounds` writes it).
 DECISION = "results/raw/{run_label}/rounds.json"
+# What the check before a run's first GPU cell read (blockbench.measure.gpu_ready).
+GPU_READY = "results/raw/{run_label}/gpu_ready.json"
 
 
 # The lock the bootstrap installs and environment.yml mirrors, in a checkout.

@@ -1,0 +1,174 @@
+"""The check before any GPU job: each cause in its own line, read with fakes where the driver,
+the GPU and the CUDA plugin would be; the bootstrap runs nothing after a failed check."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from blockbench.measure import gpu_ready
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+import bootstrap  # noqa: E402
+from tiny import TINY, workflow_copy  # noqa: E402
+
+CUDA12 = ("jax-cuda12-plugin 0.10.2", gpu_ready.PLUGINS["jax-cuda12-plugin"])
+H100 = "570.86.15, NVIDIA H100 80GB HBM3\n"
+NO_DRIVER = "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver."
+
+
+def fake_run(smi: tuple[int, str], jax: tuple[int, str, str] = (0, '["cuda:0"]', "")):
+    """nvidia-smi's and the JAX query's answers: (status, stdout[, stderr])."""
+
+    def run(cmd, **kw):
+        if cmd[0].endswith("nvidia-smi"):
+            return subprocess.CompletedProcess(cmd, smi[0], smi[1], "")
+        assert kw["env"]["JAX_PLATFORMS"] == "cuda"  # never a fall-back to the CPU
+        return subprocess.CompletedProcess(cmd, *jax)
+
+    return run
+
+
+@pytest.fixture
+def machine(monkeypatch):
+    def make(smi_path="/usr/bin/nvidia-smi", plugin=CUDA12):
+        monkeypatch.setattr(gpu_ready.shutil, "which", lambda name: smi_path)
+        monkeypatch.setattr(gpu_ready, "installed_plugin", lambda: plugin)
+
+    return make
+
+
+@pytest.mark.parametrize(
+    ("smi_path", "plugin", "run", "says"),
+    [
+        (None, CUDA12, fake_run((0, H100)), "no driver: nvidia-smi is not on PATH"),
+        (
+            "/usr/bin/nvidia-smi",
+            CUDA12,
+            fake_run((9, NO_DRIVER)),
+            f"no driver: nvidia-smi failed: {NO_DRIVER}",
+        ),
+        (
+            "/usr/bin/nvidia-smi",
+            CUDA12,
+            fake_run((0, "470.82.01, Tesla T4\n")),
+            "driver too old: NVIDIA driver 470.82.01 is older than 525.60.13, which "
+            "jax-cuda12-plugin needs",
+        ),
+        (
+            "/usr/bin/nvidia-smi",
+            CUDA12,
+            fake_run((6, "No devices were found\n")),
+            "no GPU visible: nvidia-smi lists no GPU",
+        ),
+        (
+            "/usr/bin/nvidia-smi",
+            None,
+            fake_run((0, H100)),
+            "CPU-only jaxlib: no CUDA plugin is installed",
+        ),
+        (
+            "/usr/bin/nvidia-smi",
+            CUDA12,
+            fake_run(
+                (0, H100), (1, "", "Traceback\nRuntimeError: Unable to initialize backend 'cuda'")
+            ),
+            "no GPU visible to JAX: RuntimeError: Unable to initialize backend 'cuda'",
+        ),
+    ],
+    ids=[
+        "no driver",
+        "driver fails",
+        "old driver",
+        "no device",
+        "cpu-only jaxlib",
+        "jax sees none",
+    ],
+)
+def test_each_cause_is_its_own_line(machine, smi_path, plugin, run, says):
+    machine(smi_path, plugin)
+    _, reason = gpu_ready.check(run)
+    assert reason.startswith(says) and "\n" not in reason, reason
+
+
+def test_a_ready_machine_writes_what_it_read(machine, monkeypatch, tmp_path, capsys):
+    machine()
+    monkeypatch.setattr(gpu_ready.subprocess, "run", fake_run((0, H100)))
+    assert gpu_ready.main(["--out", str(tmp_path / "ready.json")]) == 0
+    read = json.loads((tmp_path / "ready.json").read_text())
+    assert read["ready"] and read["driver"] == "570.86.15" and read["jax_devices"] == ["cuda:0"]
+    assert read["gpus"] == ["NVIDIA H100 80GB HBM3"]
+    assert "GPU ready: NVIDIA H100 80GB HBM3; driver 570.86.15" in capsys.readouterr().out
+
+
+def test_this_machine_without_a_gpu_says_so_in_one_line():
+    """The real check, here: no driver and no GPU on CI's VM."""
+    done = subprocess.run(
+        [sys.executable, "-m", "blockbench.measure.gpu_ready"], capture_output=True, text=True
+    )
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        "GPU not ready: no driver: nvidia-smi is not on PATH, so this machine has no NVIDIA "
+        "driver (or no GPU)"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("args", "gpu"),
+    [
+        (["--gpu", "-n"], True),
+        (["--config", "devices=[cpu,gpu]", "run_label=box"], True),
+        (["--configfile", str(ROOT / "config/gpu.yaml")], True),
+        (["--configfile", str(ROOT / "config/config.yaml")], False),  # a GPU command in a comment
+        (["--configfile", str(ROOT / "config/paper.yaml"), "--cores", "2"], False),
+        (["--config", "devices=[cpu]"], False),
+        # the GPU kit's cells, judged at home: nothing to measure on a GPU
+        (["--configfile", str(ROOT / "config/gpu.yaml"), "--config", "check_gpu=false"], False),
+    ],
+)
+def test_the_bootstrap_knows_a_run_that_asks_for_a_gpu(args, gpu):
+    assert bootstrap.asks_for_gpu(args) == (gpu, [a for a in args if a != "--gpu"])
+
+
+def test_a_gpu_run_that_fails_the_check_runs_no_snakemake(monkeypatch):
+    ran = []
+    monkeypatch.setattr(bootstrap, "create_venv", lambda env: ran.append(("venv", env.dir.name)))
+    monkeypatch.setattr(bootstrap, "install", lambda env: ran.append(("install", env.lock.name)))
+
+    def run(*cmd, env=None):
+        ran.append(tuple(map(str, cmd)))
+        return 1 if "blockbench.measure.gpu_ready" in cmd else 0
+
+    monkeypatch.setattr(bootstrap, "run", run)
+    assert bootstrap.main(["run", "--config", "devices=[cpu,gpu]"]) == 1
+    assert ran[:2] == [("venv", ".venv-cuda12"), ("install", "requirements-cuda12.lock")]
+    assert ran[2][-1] == "blockbench.measure.gpu_ready" and len(ran) == 3  # no snakemake
+    ran.clear()  # on SLURM the check is the workflow's first GPU job, on a GPU node
+    assert bootstrap.main(["run", "--gpu", "--workflow-profile", "profiles/slurm"]) == 0
+    assert not [cmd for cmd in ran if "blockbench.measure.gpu_ready" in cmd]
+    assert ran[2][0].endswith(".venv-cuda12/bin/snakemake")
+    ran.clear()
+    assert bootstrap.main(["test", "--gpu", "-x"]) == 0  # the tests always use the CPU lock
+    assert ran[0] == ("venv", ".venv") and ran[2][-2:] == ("pytest", "-x")
+
+
+def test_in_the_workflow_no_gpu_cell_starts_where_the_check_fails(tmp_path):
+    """The job every GPU cell waits for ends with its one line; the cell never starts."""
+    wf = workflow_copy(tmp_path, {**TINY, "check_gpu": True})
+    cell = "results/raw/tiny/gpu/selu/jax_jit/1000/0.json"
+    run = subprocess.run(
+        [sys.executable, "-m", "snakemake", cell, "--cores", "2", "--configfile", "tiny.yaml"],
+        cwd=wf,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode != 0
+    line = "GPU not ready: no driver: nvidia-smi is not on PATH"
+    assert line in run.stderr
+    assert (wf / "logs/gpu_ready/tiny.log").read_text().startswith(line)
+    assert not (wf / "results/raw/tiny/gpu").exists()
+    assert "rule measure_accelerator" not in run.stdout + run.stderr
