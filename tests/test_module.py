@@ -65,7 +65,7 @@ def blockbench_copy(path: Path) -> Path:
     """A checkout of blockbench somewhere else, as another workflow would have one."""
     for name in ("workflow", "config", "src"):
         shutil.copytree(ROOT / name, path / name, ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("environment.yml", "requirements.lock"):
+    for name in ("environment.yml", "environment-cuda12.yml", "requirements.lock"):
         shutil.copy(ROOT / name, path)
     return path
 

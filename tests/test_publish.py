@@ -200,6 +200,27 @@ def test_the_cuda_lock_is_the_cpu_lock_and_the_cuda_build_of_its_jax():
     assert others and all(re.fullmatch(r"nvidia-[a-z-]+-cu12", name) for name in others), others
 
 
+def test_the_cuda_environment_is_environment_yml_and_the_cuda_locks_additions():
+    """What the GPU rules name under --sdm conda: conda-forge's packages as environment.yml
+    has them, and from PyPI the CUDA plugin and NVIDIA wheels at the CUDA lock's versions."""
+    cpu = yaml.safe_load((ROOT / "environment.yml").read_text())
+    cuda = yaml.safe_load((ROOT / "environment-cuda12.yml").read_text())
+    assert cuda["name"] == "blockbench-cuda12" and cuda["channels"] == cpu["channels"]
+    conda_of = [d for d in cpu["dependencies"] if isinstance(d, str)]
+    assert [d for d in cuda["dependencies"] if isinstance(d, str)] == conda_of
+    (pip_cpu,) = [d["pip"] for d in cpu["dependencies"] if isinstance(d, dict)]
+    (pip_cuda,) = [d["pip"] for d in cuda["dependencies"] if isinstance(d, dict)]
+    locked = pins(ROOT / "requirements-cuda12.lock")
+    added = {n: v for n, v in locked.items() if n not in pins(ROOT / "requirements.lock")}
+    assert pip_cuda[: len(pip_cpu)] == pip_cpu
+    assert dict(normalized_pin(s) for s in pip_cuda[len(pip_cpu) :]) == added
+
+
+def normalized_pin(spec: str) -> tuple[str, str]:
+    name, version = spec.split("==")
+    return normalized(name), version
+
+
 def test_environment_yml_pins_what_requirements_lock_pins():
     """conda is not on the test machine: the two files are compared name by name."""
     lock = pins(ROOT / "requirements.lock")

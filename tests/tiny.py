@@ -50,7 +50,8 @@ def workflow_copy(tmp_path: Path, config: dict | None = None) -> Path:
     for name in ("workflow", "config", "profiles"):
         shutil.copytree(ROOT / name, tmp_path / name)
     shutil.copy(ROOT / "Snakefile", tmp_path)
-    shutil.copy(ROOT / "environment.yml", tmp_path)
+    for name in ("environment.yml", "environment-cuda12.yml"):
+        shutil.copy(ROOT / name, tmp_path)
     if config is not None:
         (tmp_path / "tiny.yaml").write_text(yaml.safe_dump(config))
     return tmp_path

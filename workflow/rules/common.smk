@@ -114,6 +114,8 @@ FIGURES = expand(
 )
 CLAIMS = ["results/claims.csv", "results/claims.md", "results/claims.rst"]
 ENV = "../../environment.yml"
+# The GPU rules' environment: the same packages and the CUDA 12 build of the same JAX.
+ENV_CUDA = "../../environment-cuda12.yml"
 
 
 def figure_category(wc):

@@ -68,6 +68,9 @@ use rule measure as measure_accelerator with:
     # cells into a submission that holds a GPU
     group:
         "measure_accelerator"
+    # under --sdm conda a GPU cell runs the CUDA build of the locked JAX
+    conda:
+        ENV_CUDA
     resources:
         measure_host=1,
         runtime=RUNTIME,
@@ -87,7 +90,7 @@ rule gpu_ready:
     log:
         "logs/gpu_ready/{run_label}.log",
     conda:
-        ENV
+        ENV_CUDA
     resources:
         measure_host=1,
         runtime=10,
