@@ -119,6 +119,7 @@ def slurm_run(tmp_path_factory):
         "checked": checked,
         "checked_wf": gpu_check,
         "jobs_checked": {k: v for k, v in jobs_checked.items() if k not in jobs},
+        "jobs_before_refusal": jobs_checked,
         "refused": refused,
         "jobs_after_refusal": jobs_after,
         "queued_after_refusal": queued,
@@ -241,7 +242,7 @@ def test_a_run_with_no_account_set_stops_before_submitting(slurm_run):
     assert refused.returncode != 0
     said = refused.stdout + refused.stderr
     assert "cluster.account is not set" in said and "issue #1628" in said
-    assert slurm_run["jobs_after_refusal"].keys() == slurm_run["jobs"].keys()
+    assert slurm_run["jobs_after_refusal"].keys() == slurm_run["jobs_before_refusal"].keys()
     assert not slurm_run["queued_after_refusal"].strip()
 
 
