@@ -17,6 +17,13 @@ from tiny import TINY, workflow_copy  # noqa: E402
 
 CUDA12 = ("jax-cuda12-plugin 0.10.2", gpu_ready.PLUGINS["jax-cuda12-plugin"])
 H100 = "570.86.15, NVIDIA H100 80GB HBM3\n"
+# How JAX 0.10.2's CUDA plugin fails to start on a machine without a GPU (its stderr, cut)
+CUDA_FAILED = """Jax plugin configuration error: Exception when calling initialize()
+Traceback (most recent call last):
+RuntimeError: jaxlib/cuda/versions_helpers.cc:135: operation cuInit(0) failed: error 303
+Traceback (most recent call last):
+AssertionError
+"""
 NO_DRIVER = "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver."
 
 
@@ -73,10 +80,9 @@ def machine(monkeypatch):
         (
             "/usr/bin/nvidia-smi",
             CUDA12,
-            fake_run(
-                (0, H100), (1, "", "Traceback\nRuntimeError: Unable to initialize backend 'cuda'")
-            ),
-            "no GPU visible to JAX: RuntimeError: Unable to initialize backend 'cuda'",
+            fake_run((0, H100), (1, "", CUDA_FAILED)),
+            "no GPU visible to JAX: RuntimeError: jaxlib/cuda/versions_helpers.cc:135: operation "
+            "cuInit(0) failed",
         ),
     ],
     ids=[

@@ -12,6 +12,7 @@ import argparse
 import importlib.metadata
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -92,7 +93,10 @@ def read_jax(facts: Facts, run=subprocess.run) -> None:
         facts.jax_devices = json.loads(done.stdout.strip().splitlines()[-1])
     else:
         said = done.stderr.strip().splitlines()
-        facts.jax_error = said[-1] if said else f"exit status {done.returncode}"
+        # the last exception with a message: a failed CUDA start ends in a bare AssertionError
+        # after the plugin's own RuntimeError ("cuInit(0) failed: ...")
+        errors = [line for line in said if re.match(r"\w+(Error|Exception): \S", line)]
+        facts.jax_error = (errors or said or [f"exit status {done.returncode}"])[-1]
 
 
 def version_tuple(text: str) -> tuple[int, ...]:
