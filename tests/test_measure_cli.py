@@ -327,27 +327,6 @@ def test_a_neighbour_on_the_cells_cores_is_seen_by_both_readings_and_every_sampl
         assert steady["disturbance"]["outside"] >= 1
 
 
-def test_the_governor_of_every_core_the_cell_may_use_is_read(monkeypatch, tmp_path):
-    from blockbench.measure import provenance
-
-    monkeypatch.setattr(cores, "allowed", lambda: [0, 1, 2])
-    real = provenance.Path
-    fake = {0: "performance", 1: "powersave", 2: "performance"}
-    for core, governor in fake.items():
-        (tmp_path / f"cpu{core}").mkdir()
-        (tmp_path / f"cpu{core}" / "scaling_governor").write_text(governor + "\n")
-
-    def path(p: str):
-        prefix = "/sys/devices/system/cpu/"
-        return real(str(p).replace(prefix, f"{tmp_path}/").replace("/cpufreq", ""))
-
-    monkeypatch.setattr(provenance, "Path", path)
-    per_core = provenance.governors()
-    assert per_core == {"0": "performance", "1": "powersave", "2": "performance"}
-    assert provenance._governor(per_core) == "performance (0, 2); powersave (1)"
-    assert provenance._governor({"0": "schedutil"}) == "schedutil"
-
-
 def test_the_worker_imports_blockbench_from_this_checkout_in_any_environment():
     """Another JAX release's environment has no blockbench installed: the worker finds it
     through PYTHONPATH, which must name the folder that holds the package."""

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import psutil
 import pytest
-from hosts import REFERENCE
+from hosts import ELSEWHERE_CPU, REFERENCE
 from scipy import stats
 from tiny import workflow_copy
 
@@ -113,6 +113,24 @@ def test_a_run_label_mixing_method_versions_is_refused_naming_a_file_of_each(tmp
     message = str(err.value)
     assert "mixes method versions" in message and str(files[-1]) in message
     assert message.count(".json") == 2 and "\n" not in message
+
+
+def test_a_run_label_spanning_two_kinds_of_host_is_refused_naming_a_file_of_each(tmp_path):
+    """Two nodes of one kind are one run; a cell from a node of another kind is not."""
+    run = tmp_path / "spans"
+    shutil.copytree(REFERENCE, run)
+    files = layout.raw_files(run)
+    record = json.loads(files[0].read_text())
+    record["provenance"]["host"]["hostname"] = "node-b"  # another node, the same kind
+    files[0].write_text(json.dumps(record))
+    aggregate.processes(files)
+    record["provenance"]["host"]["cpu_model"] = ELSEWHERE_CPU
+    files[0].write_text(json.dumps(record))
+    with pytest.raises(aggregate.ResultFileError) as err:
+        aggregate.processes(files)
+    message = str(err.value)
+    assert "two kinds of host" in message and ELSEWHERE_CPU in message
+    assert str(files[0]) in message and message.count(".json") == 2 and "\n" not in message
 
 
 class Throttle(threading.Thread):

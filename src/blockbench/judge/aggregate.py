@@ -134,6 +134,10 @@ def cell_columns(record: dict[str, Any], source: Path) -> dict[str, Any]:
         "hostname": prov["host"]["hostname"],
         "cpu_model": prov["host"]["cpu_model"],
         "host_cpus": prov["host"].get("cpu_count_logical"),
+        # the state the host measured in (blockbench.measure.host_state; None: not told)
+        "power": _get(record, "host_state", "before", "power"),
+        "boost": _get(record, "host_state", "before", "boost"),
+        "state_warnings": "; ".join(w for w in record["warnings"] if w.startswith("host state:")),
         "gpu_name": nvml.get("name"),
         "gpu_driver": nvml.get("driver"),
         # the release the cell was planned for (a run's JAX-version axis), and what its
@@ -189,6 +193,7 @@ def processes(files: Iterable[Path], labels: Mapping[str, str] | None = None) ->
             "(merge: DIR=LABEL)"
         )
     _one_method_per_run(df)
+    _one_host_kind_per_run(df)
     return df.sort_values([*PROCESS, "phase"], na_position="first").reset_index(drop=True)
 
 
@@ -204,6 +209,27 @@ def _one_method_per_run(df: pd.DataFrame) -> None:
                 f"{b['method_version']} ({b['source']}): measure it again under a new "
                 "run_label, or delete its results/raw folder (docs/method.md)"
             )
+
+
+def _one_host_kind_per_run(df: pd.DataFrame) -> None:
+    """A run whose cells were measured on two kinds of host (a cluster's partitions, say)
+    would divide one machine's times by another's: the CPU model and count of every measured
+    cell, and the GPU model of every GPU cell, are one per run label."""
+    ok = df[df["status"] == "ok"]
+    for label, run in ok.groupby("run_label"):
+        for kind, rows in (
+            (["cpu_model", "host_cpus"], run),
+            (["gpu_name"], run[run["device"] == "gpu"]),
+        ):
+            first = rows.drop_duplicates(kind)
+            if len(first) > 1:
+                a, b = first.iloc[0], first.iloc[1]
+                said = [", ".join(str(x[k]) for k in kind) for x in (a, b)]
+                raise ResultFileError(
+                    f"run {label} was measured on two kinds of host, {said[0]} "
+                    f"({a['source']}) and {said[1]} ({b['source']}): give each its own "
+                    "run_label, or keep a run on one node kind (docs/slurm.md)"
+                )
 
 
 def disturbance_columns(stats: dict[str, Any]) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from typing import Any
 
 import psutil
 
-from blockbench.measure import cores, provenance
+from blockbench.measure import cores, host_state, provenance
 from blockbench.measure.host_load import HostLoad, load_warnings
 from blockbench.records.layout import installed_jax
 from blockbench.records.spec import (
@@ -386,7 +386,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         env = read_json(args.jax_env) if args.jax_env else None
         planned = env["jax_version"] if env else installed_jax()
-        load = HostLoad(spec.cores)
+        load, state = HostLoad(spec.cores), host_state.read(spec.cores)
         if env and not env["usable"]:
             outcome = unavailable(env["reason"])
         else:
@@ -394,6 +394,7 @@ def main(argv: list[str] | None = None) -> int:
                 spec, args.budget_s, lock_fd, env["python"] if env else sys.executable
             )
         host_load = load.finish()
+        state = {"before": state, "after": host_state.read(spec.cores)}
         finished = time.time()
     if outcome is None:
         return EXIT_BAD_CELL
@@ -430,11 +431,15 @@ def main(argv: list[str] | None = None) -> int:
         "warnings": [],
         **outcome,
         "host_load": host_load,
+        "host_state": state,
         "started_at": started,
         "finished_at": finished,
     }
     record["warnings"] = (
-        record["warnings"] + load_warnings(host_load) + version_warnings(record, planned)
+        record["warnings"]
+        + load_warnings(host_load)
+        + version_warnings(record, planned)
+        + host_state.speed_warnings(state["before"], state["after"])
     )
     if can_validate():
         validate(record)

@@ -20,7 +20,7 @@ from typing import Any
 
 import psutil
 
-from blockbench.measure import cores
+from blockbench.measure import cores, host_state
 from blockbench.measure.probe import safe
 from blockbench.measure.slurm_job import granted_cpus, slurm
 
@@ -56,26 +56,6 @@ def read_cpu_model() -> str:
     return str(cpuinfo.get_cpu_info().get("brand_raw", "unknown"))
 
 
-def governors() -> dict[str, str]:
-    """The frequency governor of each core this process may use (the cell's cores are among
-    them): on a laptop one core at `powersave` slows the cell that lands on it. Empty where
-    the kernel exposes no cpufreq (most VMs)."""
-    out = {}
-    for core in cores.allowed():
-        path = Path(f"/sys/devices/system/cpu/cpu{core}/cpufreq/scaling_governor")
-        if path.exists():
-            out[str(core)] = path.read_text().strip()
-    return out
-
-
-def _governor(per_core: dict[str, str]) -> str | None:
-    """One word where every core agrees, else each governor with its cores."""
-    kinds = sorted(set(per_core.values()))
-    if len(kinds) <= 1:
-        return kinds[0] if kinds else None
-    return "; ".join(f"{k} ({', '.join(c for c, g in per_core.items() if g == k)})" for k in kinds)
-
-
 def host() -> dict[str, Any]:
     freq = psutil.cpu_freq()
     return {
@@ -88,7 +68,8 @@ def host() -> dict[str, Any]:
         "cpu_count_physical": psutil.cpu_count(logical=False),
         "cpu_affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
         "cpu_freq_mhz": {"current": freq.current, "max": freq.max} if freq else None,
-        "cpu_governor": _governor(per_core := governors()),
+        # on a laptop one core at `powersave` slows the cell that lands on it
+        "cpu_governor": host_state.summary(per_core := host_state.governors(cores.allowed())),
         "cpu_governors": per_core,
         "memory_total_bytes": psutil.virtual_memory().total,
         "memory_available_bytes": psutil.virtual_memory().available,

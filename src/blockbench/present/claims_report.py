@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from blockbench.judge import stopping, uncertainty
+from blockbench.judge.aggregate import PROCESS
 from blockbench.judge.between_runs import MIN_UNSTUDIED
 from blockbench.judge.wording import fmt, value_ci
 
@@ -246,13 +247,50 @@ def to_rst(table: pd.DataFrame, first: str = "") -> str:
     return "\n".join(out) + "\n"
 
 
-def to_markdown(table: pd.DataFrame, parts: pd.DataFrame, claims: list[dict[str, Any]]) -> str:
+def measured_on(processes: pd.DataFrame) -> str:
+    """The kind of host a run measured on, and its state: what a reader needs before trusting
+    the run's times on another machine."""
+    kind = processes.drop_duplicates(["cpu_model", "host_cpus"]).iloc[0]
+    gpus = sorted({str(g) for g in processes.get("gpu_name", pd.Series()).dropna() if g})
+    host = f"{kind['cpu_model']}, {kind['host_cpus']} logical CPUs" + (
+        f", {', '.join(gpus)}" if gpus else ""
+    )
+    told = {
+        "power": sorted({str(v) for v in processes.get("power", pd.Series()).dropna()}),
+        "boost": sorted(
+            {"on" if v else "off" for v in processes.get("boost", pd.Series()).dropna()}
+        ),
+    }
+    state = "; ".join(f"{k} {'/'.join(v)}" for k, v in told.items() if v)
+    warned = processes.get("state_warnings", pd.Series(dtype=str)).fillna("")
+    cells = processes[warned != ""].drop_duplicates(["run_label", *PROCESS])
+    said = sorted({w for ws in warned[warned != ""] for w in ws.split("; ")})
+    lines = [f"Measured on {host}; state: {state or 'not told by this kernel (a VM, say)'}."]
+    if said:
+        lines.append(
+            f"**Warning: {len(cells)} process(es) measured in a state that changes speed** "
+            f"({'; '.join(w.removeprefix('host state: ') for w in said)}): their times are "
+            "not the machine's at full speed."
+        )
+    return " ".join(lines)
+
+
+def to_markdown(
+    table: pd.DataFrame,
+    parts: pd.DataFrame,
+    claims: list[dict[str, Any]],
+    processes: pd.DataFrame | None = None,
+) -> str:
+    """The claims report; with `processes`, each run names the host it measured on."""
     lines = ["# Claims: reproduced or not", "", LEGEND, ""]
     for runs, rows in pools(table):
         lines += [f"## Runs pooled: {', '.join(f'`{r}`' for r in runs)}", "", POOLED, ""]
         lines += [*_markdown_table(_pooled_rows(table, runs, rows, "`")), ""]
     for run_label, runs in table.groupby("run_label", sort=True):
-        lines += [f"## Run `{run_label}`{_release(runs)}", "", *_between(runs), *_verdicts(runs)]
+        lines += [f"## Run `{run_label}`{_release(runs)}", ""]
+        if processes is not None and (processes["run_label"] == run_label).any():
+            lines += [measured_on(processes[processes["run_label"] == run_label]), ""]
+        lines += [*_between(runs), *_verdicts(runs)]
         lines.append("")
         lines += ["### Every part, at the setup it was measured", ""]
         mine = parts[parts["run_label"] == run_label]

@@ -1,0 +1,20 @@
+#!/usr/bin/env python3
+"""The host's state on one screen, before measuring: what blockbench.measure.host_state reads
+for every core this process may use, and what in it would slow the cells (exit status 1).
+
+    .venv/bin/python scripts/host_check.py
+"""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from blockbench.measure import cores, host_state, provenance
+
+allowed = cores.allowed()
+state = host_state.read(allowed)
+print(f"CPU: {provenance.cpu_model()}, {len(allowed)} cores this process may use")
+print(*host_state.describe(state), sep="\n")
+print("whether the cores keep their speed: python3 benchmarks/core_speed.py")
+sys.exit(1 if host_state.speed_warnings(state) else 0)

@@ -1,0 +1,166 @@
+"""The host's state as the kernel tells it, read from a faked /sys: a laptop on battery, with
+boost off, a slow governor or throttling, and a machine that exposes none of it."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from hosts import REFERENCE, ROOT
+
+from blockbench.measure import host_state
+from blockbench.records import layout
+from blockbench.run import stages
+
+
+def fake_sys(
+    root: Path,
+    *,
+    power: str | None = None,
+    boost: str | None = None,
+    driver: str = "acpi-cpufreq",
+    governors: dict[int, str] | None = None,
+    throttled: dict[int, int] | None = None,
+) -> Path:
+    """A /sys with the files host_state reads (power: 'ac', 'battery' or None)."""
+
+    def put(rel: str, text: str) -> None:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text + "\n")
+
+    if power is not None:
+        put("class/power_supply/AC/type", "Mains")
+        put("class/power_supply/AC/online", "1" if power == "ac" else "0")
+        put("class/power_supply/BAT0/type", "Battery")
+        put("class/power_supply/BAT0/status", "Charging" if power == "ac" else "Discharging")
+    if boost is not None:
+        put("devices/system/cpu/cpufreq/boost", boost)
+    for core, governor in (governors or {}).items():
+        put(f"devices/system/cpu/cpu{core}/cpufreq/scaling_governor", governor)
+        put(f"devices/system/cpu/cpu{core}/cpufreq/scaling_driver", driver)
+    for core, count in (throttled or {}).items():
+        put(f"devices/system/cpu/cpu{core}/thermal_throttle/core_throttle_count", str(count))
+    return root
+
+
+def test_a_machine_that_exposes_nothing_claims_nothing(tmp_path):
+    state = host_state.read([0, 1], fake_sys(tmp_path))
+    assert state == {
+        "power": None,
+        "boost": None,
+        "driver": None,
+        "governors": {},
+        "throttle_counts": {},
+    }
+    assert host_state.speed_warnings(state, state) == []
+
+
+def test_a_laptop_on_ac_at_full_speed_has_no_warning(tmp_path):
+    root = fake_sys(tmp_path, power="ac", boost="1", governors={0: "performance", 1: "performance"})
+    state = host_state.read([0, 1], root)
+    assert state["power"] == "ac" and state["boost"] is True
+    assert host_state.speed_warnings(state, state) == []
+
+
+@pytest.mark.parametrize(
+    ("setup", "says"),
+    [
+        ({"power": "battery"}, "host state: on battery power"),
+        ({"boost": "0"}, "host state: turbo boost off"),
+        (
+            {"governors": {0: "performance", 1: "powersave"}},
+            "host state: a slow frequency governor on core(s) 1 (powersave)",
+        ),
+    ],
+    ids=["battery", "boost off", "powersave on one core"],
+)
+def test_a_state_that_changes_speed_is_a_warning(tmp_path, setup, says):
+    state = host_state.read([0, 1], fake_sys(tmp_path, **setup))
+    assert host_state.speed_warnings(state, state) == [says]
+
+
+def test_powersave_is_the_normal_governor_where_the_hardware_picks_the_frequency(tmp_path):
+    root = fake_sys(tmp_path, driver="intel_pstate", governors={0: "powersave", 1: "powersave"})
+    assert host_state.speed_warnings(host_state.read([0, 1], root)) == []
+
+
+def test_throttling_during_the_cell_is_counted_on_its_cores_only(tmp_path):
+    before = host_state.read([0], fake_sys(tmp_path / "a", throttled={0: 5, 1: 0}))
+    after = host_state.read([0], fake_sys(tmp_path / "b", throttled={0: 12, 1: 40}))
+    assert host_state.speed_warnings(before, after) == [
+        "host state: 7 thermal throttling events during the cell"
+    ]
+
+
+def test_governors_of_every_core_the_cell_may_use_and_their_summary(tmp_path):
+    root = fake_sys(tmp_path, governors={0: "performance", 1: "powersave", 2: "performance"})
+    per_core = host_state.governors([0, 1, 2], root)
+    assert per_core == {"0": "performance", "1": "powersave", "2": "performance"}
+    assert host_state.summary(per_core) == "performance (0, 2); powersave (1)"
+    assert host_state.summary({"0": "schedutil"}) == "schedutil"
+
+
+def test_the_check_before_measuring_runs_on_this_machine():
+    """One screen: what the kernel exposes here, or that it exposes nothing."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts/host_check.py")], capture_output=True, text=True
+    )
+    shown = done.stdout
+    assert shown.startswith("CPU: ") and "power: " in shown and "governors: " in shown
+    assert done.returncode in (0, 1) and ("host state:" in shown) == (done.returncode == 1)
+
+
+def test_the_screen_names_what_would_slow_the_cells(tmp_path):
+    state = host_state.read([0, 1], fake_sys(tmp_path, power="battery", boost="1"))
+    assert host_state.describe(state) == [
+        "power: battery",
+        "turbo boost: on",
+        "frequency driver: not exposed here",
+        "governors: not exposed here",
+        "thermal throttling events so far: not exposed here",
+        "host state: on battery power",
+    ]
+
+
+def test_a_run_measured_on_battery_is_named_and_warned_of_in_claims_md(tmp_path):
+    """The reference run, two of its processes re-labelled as measured on battery with a
+    powersave core: claims.md names the host and warns of the state."""
+    run = tmp_path / "raw/laptop"
+    shutil.copytree(REFERENCE, run)
+    files = layout.raw_files(run)
+    for path in files[:2]:
+        record = json.loads(path.read_text())
+        state = host_state.read([0, 1], fake_sys(tmp_path / "sys", power="battery"))
+        record["host_state"] = {"before": state, "after": state}
+        record["warnings"] += host_state.speed_warnings(state, state)
+        path.write_text(json.dumps(record))
+    out = SimpleNamespace(
+        **{
+            k: tmp_path / f"{k}.x"
+            for k in ("processes_csv", "csv", "md", "speedups", "speedups_md")
+        },
+        processes=tmp_path / "processes.parquet",
+        parquet=tmp_path / "measurements.parquet",
+    )
+    stages.build_tables([str(f) for f in files], out)
+    md = tmp_path / "claims.md"
+    stages.build_claims(
+        out.parquet,
+        out.processes,
+        ROOT / "config/claims.yaml",
+        ROOT / "config/articles.yaml",
+        csv=tmp_path / "claims.csv",
+        markdown=md,
+        rst=tmp_path / "claims.rst",
+        parts_csv=tmp_path / "parts.csv",
+        parts_parquet=tmp_path / "parts.parquet",
+    )
+    text = md.read_text()
+    assert "Measured on AMD EPYC, 2 logical CPUs; state: power battery." in text
+    assert (
+        "**Warning: 2 process(es) measured in a state that changes speed** (on battery power)"
+        in text
+    )
