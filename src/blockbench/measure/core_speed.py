@@ -164,6 +164,8 @@ def reading(cores: Sequence[int]) -> list[dict[str, float]]:
     if fake:
         slow = [2.0 if fake == TWO_SPEED and i % 5 == 0 else 1.0 for i in range(READING_WINDOWS)]
         got = [Window(c, 7e-4 * s, 1.0) for c in cores for s in slow]
+    elif not hasattr(os, "sched_setaffinity"):  # macOS: a thread cannot be put on a core
+        raise OSError("no per-core reading here: this system cannot pin a thread to a core")
     else:
         got = probe(cores, READING_WINDOWS * len(cores) * READING_WINDOW_S, READING_WINDOW_S)
     return [{"core": w.core, "call_s": w.call_s, "cpu_share": w.cpu_share} for w in got]
