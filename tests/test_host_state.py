@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
+import pandas as pd
 import pytest
 from hosts import REFERENCE, ROOT
 
@@ -125,6 +126,45 @@ def test_the_screen_names_what_would_slow_the_cells(tmp_path):
     ]
 
 
+def judged(tmp_path: Path, files: list[Path]) -> Path:
+    """The tables and claims stages on these raw files; the folder they wrote to."""
+    names = ("processes_csv", "csv", "md", "speedups", "speedups_md")
+    out = SimpleNamespace(
+        **{k: tmp_path / f"{k}.x" for k in names},
+        processes=tmp_path / "processes.parquet",
+        parquet=tmp_path / "measurements.parquet",
+    )
+    stages.build_tables([str(f) for f in files], out)
+    stages.build_claims(
+        out.parquet,
+        out.processes,
+        ROOT / "config/claims.yaml",
+        ROOT / "config/articles.yaml",
+        csv=tmp_path / "claims.csv",
+        markdown=tmp_path / "claims.md",
+        rst=tmp_path / "claims.rst",
+        parts_csv=tmp_path / "parts.csv",
+        parts_parquet=tmp_path / "parts.parquet",
+    )
+    return tmp_path
+
+
+def test_a_block_whose_round_ran_on_two_nodes_is_not_paired(tmp_path):
+    """C1's block (matmul at 5000, JAX and NumPy back to back): one round's NumPy process on
+    another node of the same kind. The ratio is then taken cell by cell, and says why."""
+    run = tmp_path / "raw/split"
+    shutil.copytree(REFERENCE, run)
+    moved = run / "cpu/matmul/numpy/5000/1.json"
+    record = json.loads(moved.read_text())
+    record["provenance"]["host"]["hostname"] = "node-b"
+    moved.write_text(json.dumps(record))
+    parts = pd.read_csv(judged(tmp_path, layout.raw_files(run)) / "parts.csv")
+    c1 = parts[parts["claim_id"] == "C1"].iloc[0]
+    assert c1["detail"] == "not paired: a round of its cells ran on two nodes"
+    d1 = parts[(parts["claim_id"] == "D1")].iloc[0]  # another block, on one node: paired
+    assert d1["detail"].startswith("cells measured back to back in one block")
+
+
 def test_a_run_measured_on_battery_is_named_and_warned_of_in_claims_md(tmp_path):
     """The reference run, two of its processes re-labelled as measured on battery with a
     powersave core: claims.md names the host and warns of the state."""
@@ -137,27 +177,7 @@ def test_a_run_measured_on_battery_is_named_and_warned_of_in_claims_md(tmp_path)
         record["host_state"] = {"before": state, "after": state}
         record["warnings"] += host_state.speed_warnings(state, state)
         path.write_text(json.dumps(record))
-    out = SimpleNamespace(
-        **{
-            k: tmp_path / f"{k}.x"
-            for k in ("processes_csv", "csv", "md", "speedups", "speedups_md")
-        },
-        processes=tmp_path / "processes.parquet",
-        parquet=tmp_path / "measurements.parquet",
-    )
-    stages.build_tables([str(f) for f in files], out)
-    md = tmp_path / "claims.md"
-    stages.build_claims(
-        out.parquet,
-        out.processes,
-        ROOT / "config/claims.yaml",
-        ROOT / "config/articles.yaml",
-        csv=tmp_path / "claims.csv",
-        markdown=md,
-        rst=tmp_path / "claims.rst",
-        parts_csv=tmp_path / "parts.csv",
-        parts_parquet=tmp_path / "parts.parquet",
-    )
+    md = judged(tmp_path, files) / "claims.md"
     text = md.read_text()
     assert "Measured on AMD EPYC, 2 logical CPUs; state: power battery." in text
     assert (

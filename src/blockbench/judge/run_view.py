@@ -173,6 +173,18 @@ class RunView:
     def _cell(self, term: dict[str, Any], size: int) -> tuple:
         return (self.run_label, term["device"], term["workload"], term["impl"], size)
 
+    def split_over_nodes(self, num: list, den: list, size: int) -> bool:
+        """Whether some round of these cells ran on two nodes (a cluster placed a block's
+        cells apart): then nothing that pairing would cancel is shared, and the ratio is not
+        paired."""
+        rows = [self.processes_of(t, size) for t in num + den]
+        blocks = {b for r in rows for b in r["block"]}
+        if any("hostname" not in r for r in rows) or len(blocks) != 1 or not next(iter(blocks)):
+            return False  # not a block: its cells are independent anyway
+        common = sorted(set.intersection(*(set(r.index) for r in rows)))
+        nodes = pd.concat([r.loc[common, "hostname"].rename(i) for i, r in enumerate(rows)], axis=1)
+        return bool((nodes.nunique(axis=1) > 1).any())
+
     def paired_ratio(self, num: list, den: list, size: int) -> tuple[Spread, int] | None:
         """log(num / den) paired by process, and the processes (rounds) it stands on: when
         every term is a phase of one cell measured by several processes, or the terms' cells
@@ -187,7 +199,7 @@ class RunView:
             if len(blocks) != 1 or not next(iter(blocks)):
                 return None
         common = sorted(set.intersection(*(set(r.index) for r in rows.values())))
-        if len(common) < 2:
+        if len(common) < 2 or self.split_over_nodes(num, den, size):
             return None
 
         def side(terms: list) -> Any:
@@ -299,6 +311,8 @@ def ratio_at(view: RunView, part: dict[str, Any], size: int) -> Measured:
     how = ""
     if paired is not None and len({(t["device"], t["impl"]) for t in num + den}) > 1:
         how = "cells measured back to back in one block; ratio paired over its rounds"
+    if paired is None and view.split_over_nodes(num, den, size):
+        how = "not paired: a round of its cells ran on two nodes"
     if paired is None:
 
         def side(terms: list) -> tuple[Spread, int]:
