@@ -25,12 +25,13 @@ from typing import Any
 
 import psutil
 
-from blockbench.measure import cores, host_state, provenance
+from blockbench.measure import cores, host_state, provenance, run_host
 from blockbench.measure.host_load import HostLoad, load_warnings
 from blockbench.records.layout import installed_jax
 from blockbench.records.spec import (
     DEVICES,
     EXIT_BAD_CELL,
+    EXIT_WRONG_HOST,
     METHOD_VERSION,
     PHASES,
     CellSpec,
@@ -367,6 +368,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     rule = StopRule(**{f.name: getattr(args, f.name) for f in fields(StopRule)})
     lock = lock_path(args.lock, args.cluster_lock_dir)
+    cell = {"device": args.device, "workload": args.workload, "impl": args.impl, "size": args.size}
+    run_dir = run_host.run_dir_of(Path(args.out), cell, args.repeat)
+    if run_dir is not None:
+        here = provenance.host()
+        kind = {k: here[k] for k in ("hostname", "cpu_model")} | {"cpus": here["cpu_count_logical"]}
+        wrong = run_host.mismatch(run_dir, kind)
+        if wrong:  # no file: the cell stays to be measured on a node of the run's kind
+            print(f"not measuring: {wrong}", file=sys.stderr)
+            return EXIT_WRONG_HOST
     with host_lock(lock) as lock_fd:
         started = time.time()
         spec = CellSpec(

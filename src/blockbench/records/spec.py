@@ -35,6 +35,7 @@ PHASE_WORDS = {
     "device_to_host": "copy to host",
 }
 EXIT_BAD_CELL = 64  # EX_USAGE: the request itself is wrong, nothing was measured
+EXIT_WRONG_HOST = 69  # EX_UNAVAILABLE: not the run's kind of host, nothing was measured
 
 
 @dataclass(frozen=True)
