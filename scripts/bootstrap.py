@@ -109,6 +109,8 @@ def submits_to_slurm(args: list[str]) -> bool:
 def asks_for_gpu(args: list[str]) -> tuple[bool, list[str]]:
     """Whether the run's options put GPU cells in the grid, and the options without --gpu."""
     rest = [a for a in args if a != "--gpu"]
+    if any(NO_GPU_CHECK.match(arg) for arg in rest):
+        return False, rest
     files, after = [], False  # --configfile takes one file or more
     for arg in rest:
         after = arg == "--configfile" or (after and not arg.startswith("-"))
@@ -116,8 +118,6 @@ def asks_for_gpu(args: list[str]) -> tuple[bool, list[str]]:
             files.append(Path(arg))
     # a file's comments may show a GPU command; only its values count
     lines = [*rest, *(line.split("#")[0] for f in files for line in f.read_text().splitlines())]
-    if any(NO_GPU_CHECK.match(arg) for arg in rest):
-        return False, rest
     return len(rest) < len(args) or any(ASKS_FOR_GPU.search(line) for line in lines), rest
 
 

@@ -2,6 +2,8 @@
 the GPU and the CUDA plugin would be; the bootstrap runs nothing after a failed check."""
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -111,9 +113,12 @@ def test_a_ready_machine_writes_what_it_read(machine, monkeypatch, tmp_path, cap
 
 
 def test_this_machine_without_a_gpu_says_so_in_one_line():
-    """The real check, here: no driver and no GPU on CI's VM."""
+    """The real check, with no nvidia-smi on PATH (as on CI's VM, and on a GPU machine too)."""
     done = subprocess.run(
-        [sys.executable, "-m", "blockbench.measure.gpu_ready"], capture_output=True, text=True
+        [sys.executable, "-m", "blockbench.measure.gpu_ready"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PATH": str(Path(sys.executable).parent)},
     )
     assert done.returncode == 1
     assert done.stderr.strip().splitlines() == [
@@ -161,6 +166,7 @@ def test_a_gpu_run_that_fails_the_check_runs_no_snakemake(monkeypatch):
     assert ran[0] == ("venv", ".venv") and ran[2][-2:] == ("pytest", "-x")
 
 
+@pytest.mark.skipif(bool(shutil.which("nvidia-smi")), reason="an NVIDIA driver is here")
 def test_in_the_workflow_no_gpu_cell_starts_where_the_check_fails(tmp_path):
     """The job every GPU cell waits for ends with its one line; the cell never starts."""
     wf = workflow_copy(tmp_path, {**TINY, "check_gpu": True})

@@ -25,6 +25,8 @@ from blockbench.workloads.registry import WORKLOADS
 
 CELL = ["run_label", "device", "workload", "impl", "size"]
 PROCESS = [*CELL, "repeat"]
+# What makes two hosts one kind for a run (the GPU model too, for GPU cells)
+HOST_KIND = ["cpu_model", "host_cpus"]
 STAT_COLUMNS = [
     "median_s",
     "min_s",
@@ -218,7 +220,7 @@ def _one_host_kind_per_run(df: pd.DataFrame) -> None:
     ok = df[df["status"] == "ok"]
     for label, run in ok.groupby("run_label"):
         for kind, rows in (
-            (["cpu_model", "host_cpus"], run),
+            (HOST_KIND, run),
             (["gpu_name"], run[run["device"] == "gpu"]),
         ):
             first = rows.drop_duplicates(kind)

@@ -177,13 +177,7 @@ class RunView:
         """Whether some round of these cells ran on two nodes (a cluster placed a block's
         cells apart): then nothing that pairing would cancel is shared, and the ratio is not
         paired."""
-        rows = [self.processes_of(t, size) for t in num + den]
-        blocks = {b for r in rows for b in r["block"]}
-        if any("hostname" not in r for r in rows) or len(blocks) != 1 or not next(iter(blocks)):
-            return False  # not a block: its cells are independent anyway
-        common = sorted(set.intersection(*(set(r.index) for r in rows)))
-        nodes = pd.concat([r.loc[common, "hostname"].rename(i) for i, r in enumerate(rows)], axis=1)
-        return bool((nodes.nunique(axis=1) > 1).any())
+        return _split_over_nodes([self.processes_of(t, size) for t in num + den])
 
     def paired_ratio(self, num: list, den: list, size: int) -> tuple[Spread, int] | None:
         """log(num / den) paired by process, and the processes (rounds) it stands on: when
@@ -199,7 +193,7 @@ class RunView:
             if len(blocks) != 1 or not next(iter(blocks)):
                 return None
         common = sorted(set.intersection(*(set(r.index) for r in rows.values())))
-        if len(common) < 2 or self.split_over_nodes(num, den, size):
+        if len(common) < 2 or _split_over_nodes(list(rows.values())):
             return None
 
         def side(terms: list) -> Any:
@@ -207,6 +201,16 @@ class RunView:
 
         first = first_rounds(list(rows.values()))
         return uncertainty.of_processes(side(num) / side(den), first), len(common)
+
+
+def _split_over_nodes(rows: list[pd.DataFrame]) -> bool:
+    """Whether the rounds of one block's cells (their process rows) ran on two nodes."""
+    blocks = {b for r in rows for b in r["block"]}
+    if any("hostname" not in r for r in rows) or len(blocks) != 1 or not next(iter(blocks)):
+        return False  # not a block: its cells are independent anyway
+    common = sorted(set.intersection(*(set(r.index) for r in rows)))
+    nodes = pd.concat([r.loc[common, "hostname"].rename(i) for i, r in enumerate(rows)], axis=1)
+    return bool((nodes.nunique(axis=1) > 1).any())
 
 
 def first_rounds(rows: list[pd.DataFrame]) -> int:

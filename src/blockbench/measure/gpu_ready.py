@@ -53,7 +53,7 @@ def installed_plugin() -> tuple[str, tuple[int, ...]] | None:
     return None
 
 
-def read_smi(facts: Facts, run=subprocess.run) -> None:
+def read_smi(facts: Facts, run) -> None:
     """The driver version and the GPUs nvidia-smi lists (it ignores CUDA_VISIBLE_DEVICES)."""
     facts.smi = shutil.which("nvidia-smi")
     if facts.smi is None:
@@ -75,7 +75,7 @@ def read_smi(facts: Facts, run=subprocess.run) -> None:
     facts.gpus = [row[-1] for row in rows]
 
 
-def read_jax(facts: Facts, run=subprocess.run) -> None:
+def read_jax(facts: Facts, run) -> None:
     """The CUDA devices JAX starts, in a fresh process asked for CUDA alone (no fall-back)."""
     env = {**os.environ, "JAX_PLATFORMS": "cuda"}
     try:

@@ -20,7 +20,7 @@ KIND_FILE = "host_kind.json"
 
 def run_dir_of(out: Path, cell: dict[str, Any], repeat: int) -> Path | None:
     """The run's folder, where `out` is where the layout puts this cell's file (None for a
-    file written elsewhere: a test's, the GPU kit's scratch)."""
+    file written elsewhere: a test's scratch file)."""
     expected = IN_RUN.format(**cell, repeat=repeat).split("/")
     return out.parents[len(expected) - 1] if list(out.parts[-len(expected) :]) == expected else None
 

@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from blockbench.judge import stopping, uncertainty
-from blockbench.judge.aggregate import PROCESS
+from blockbench.judge.aggregate import HOST_KIND, PROCESS
 from blockbench.judge.between_runs import MIN_UNSTUDIED
 from blockbench.judge.wording import fmt, value_ci
 
@@ -250,7 +250,7 @@ def to_rst(table: pd.DataFrame, first: str = "") -> str:
 def measured_on(processes: pd.DataFrame) -> str:
     """The kind of host a run measured on, and its state: what a reader needs before trusting
     the run's times on another machine."""
-    kind = processes.drop_duplicates(["cpu_model", "host_cpus"]).iloc[0]
+    kind = processes.drop_duplicates(HOST_KIND).iloc[0]
     gpus = sorted({str(g) for g in processes.get("gpu_name", pd.Series()).dropna() if g})
     host = f"{kind['cpu_model']}, {kind['host_cpus']} logical CPUs" + (
         f", {', '.join(gpus)}" if gpus else ""
