@@ -83,3 +83,34 @@ def test_rounds_are_added_to_blocks_and_lone_cells_each_from_its_first_stage():
     lone = units["cell:cpu/grad_logistic/grad/1000"]
     assert (lone["first"], lone["most"]) == (1, 1)
     assert sorted(k for u in units.values() for k in u["cells"]) == sorted(c.key for c in PLAN)
+
+
+def test_a_blocks_round_is_one_chain_per_device_in_the_runs_order():
+    """Each job of a block's round waits for the one measured before it on its device (a
+    cluster runs the chain as one job on one node); lone cells and first cells wait for none."""
+    gpu = grid.plan({**CONFIG, "devices": ["cpu", "gpu"]})
+    order = run_order.order(gpu, CLAIMS, dict.fromkeys(gpu, 2), seed=0)
+    chains = run_order.chains(order)
+    for after, before in chains.items():
+        assert after[1] == before[1] and after[0].device == before[0].device
+        assert order[after][1] == order[before][1] != ""  # one block
+        assert order[before][0] > order[after][0]  # measured before it
+    assert len(set(chains.values())) == len(chains)  # a chain, not a tree
+    heads: dict[tuple[str, str, int], int] = {}
+    for (c, r), (_, block) in order.items():
+        if block and (c, r) not in chains:
+            key = (block, c.device, r)
+            heads[key] = heads.get(key, 0) + 1
+    assert set(heads.values()) == {1}  # one chain per block, device and round
+    d1 = [cell("stencil", i, 64) for i in ("loop", "convolve", "scan")]
+    assert sum((c, 0) in chains for c in d1) == 2  # three cells: two links
+    assert (cell("grad_logistic", "grad", 1000), 0) not in chains
+    assert any(c.device == "gpu" for c, _ in chains)  # GPU cells chained apart
+
+
+def test_a_cell_added_elsewhere_leaves_every_blocks_chains_as_they_were():
+    """Chains are inputs of the jobs: a changed one would measure a finished cell again."""
+    grown = [*PLAN, cell("selu", "numpy", 77)]
+    before = run_order.chains(run_order.order(PLAN, CLAIMS, dict.fromkeys(PLAN, 3), 0))
+    after = run_order.chains(run_order.order(grown, CLAIMS, dict.fromkeys(grown, 3), 0))
+    assert after == before

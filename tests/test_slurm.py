@@ -50,13 +50,31 @@ GRID = {
     "repeats": 1,  # each SLURM job pays two Snakemake start-ups; repeats run in the tiny test
 }
 CHECKED = {**GRID, "check_gpu": True}
+# A run whose jobs land on two kinds of node (tests/two_node_kinds: an even job id passes for a
+# node of another CPU model): a block of two cells over two rounds and a lone cell.
+TWO_KINDS = {
+    **TINY,
+    "devices": ["cpu"],
+    "workloads": [
+        {"name": "matmul", "impls": ["numpy", "jax"], "sizes": [64]},
+        {"name": "stencil", "impls": ["scan"], "sizes": [4]},
+    ],
+    "cluster": CLUSTER,
+}
+TWO_KINDS_SITE = Path(__file__).parent / "two_node_kinds"
 GPU_CELL = "results/raw/tiny/gpu/selu/jax_jit/1000/0.json"
 
 
-def snakemake(wf: Path, *args: str, limit_s: int = 270) -> subprocess.CompletedProcess:
+def snakemake(
+    wf: Path, *args: str, limit_s: int = 270, site: Path | None = None
+) -> subprocess.CompletedProcess:
+    """Snakemake with the project's SLURM profile; `site`: a folder of a sitecustomize that
+    every Python process of the run loads."""
     # never BLOCKBENCH_LOCK: the jobs must find each other through cluster.lock_dir
     env = {k: v for k, v in os.environ.items() if k != "BLOCKBENCH_LOCK"}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
+    if site is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH")]))
     cmd = ["timeout", "-k", "10", str(limit_s), sys.executable, "-m", "snakemake"]
     cmd += ["--workflow-profile", "profiles/slurm", *args]
     return subprocess.run(cmd, cwd=wf, env=env, capture_output=True, text=True)
@@ -97,6 +115,10 @@ def slurm_run(tmp_path_factory):
                 "measure_cpu=2",
             )
             jobs_after = jobcomp(state / "log" / "jobcomp.txt")
+            two_kinds = workflow_copy(tmp_path_factory.mktemp("slurm-two-kinds"), TWO_KINDS)
+            mixed = snakemake(
+                two_kinds, "--configfile", "tiny.yaml", *TEST_OVERRIDES, site=TWO_KINDS_SITE
+            )
             queued = subprocess.run(["squeue", "-h"], capture_output=True, text=True).stdout
             cpus = int(re.search(r"CPUs=(\d+)", slurm_cluster.node_line()).group(1))
     except slurm_cluster.Unavailable as why:
@@ -123,6 +145,8 @@ def slurm_run(tmp_path_factory):
         "refused": refused,
         "jobs_after_refusal": jobs_after,
         "queued_after_refusal": queued,
+        "two_kinds": two_kinds,
+        "mixed": mixed,
     }
 
 
@@ -174,18 +198,27 @@ def test_every_cpu_cell_ran_on_every_cpu_of_its_node_numpy_and_xla_alike(slurm_r
 
 
 @pytest.mark.slurm
-def test_each_cpu_cell_is_a_job_of_its_own_with_one_cells_time_limit(slurm_run):
-    """The profile's group-components (1): a CPU cell per job, on the whole node, with the
-    cell's budget and start-up as the time limit."""
-    by_job: dict[str, int] = {}
+def test_a_block_rounds_cpu_cells_are_one_job_and_a_lone_cell_a_job_of_its_own(slurm_run):
+    """A block's round (the cells a claim divides by each other) is one chain of the DAG, so one
+    SLURM job on one node, with the sum of its cells' budgets as the time limit; each lone cell
+    is a job of its own (the profile's group-components: 1)."""
+    by_job: dict[str, list[tuple[str, str]]] = {}
     for r in records(slurm_run["wf"]):
         if r["cell"]["device"] == "cpu":
-            job = r["provenance"]["slurm"]["job_id"]
-            by_job[job] = by_job.get(job, 0) + 1
-    assert set(by_job.values()) == {1}, by_job
-    for job in by_job:
+            block = r["provenance"]["config"]["block"]
+            by_job.setdefault(r["provenance"]["slurm"]["job_id"], []).append(
+                (block, r["cell"]["impl"])
+            )
+    # every job SLURM ran left its cells' files: none measured again by a job regrouped
+    # when the checkpoint updated the plan (Snakemake's issue #1628)
+    recorded = {r["provenance"]["slurm"]["job_id"] for r in records(slurm_run["wf"])}
+    assert recorded == set(slurm_run["jobs"]), (recorded, sorted(slurm_run["jobs"]))
+    impls = sorted(sorted(impl for _, impl in cells) for cells in by_job.values())
+    assert impls == [["grad_jit"], ["jax", "numpy"], ["jax_jit", "numpy"], ["scan"]], by_job
+    for job, cells in by_job.items():
+        assert len({block for block, _ in cells}) == 1, cells  # one block, or one lone cell
         done = slurm_run["jobs"][job]
-        assert int(done["TimeLimit"]) == cluster.runtime_min(GRID["budget_s"]), done
+        assert int(done["TimeLimit"]) == len(cells) * cluster.runtime_min(GRID["budget_s"]), done
         assert int(done["ProcCnt"]) == slurm_run["node_cpus"], done  # the whole node
 
 
@@ -244,6 +277,35 @@ def test_a_run_with_no_account_set_stops_before_submitting(slurm_run):
     assert "cluster.account is not set" in said and "issue #1628" in said
     assert slurm_run["jobs_after_refusal"].keys() == slurm_run["jobs_before_refusal"].keys()
     assert not slurm_run["queued_after_refusal"].strip()
+
+
+@pytest.mark.slurm
+def test_a_run_placed_on_two_kinds_of_node_measures_on_the_first_kind_alone(slurm_run):
+    """Jobs on the other kind measure nothing and fail, each with its one line naming both
+    kinds; a block's round is one job, so its cells are measured together or not at all."""
+    wf, mixed = slurm_run["two_kinds"], slurm_run["mixed"]
+    assert mixed.returncode != 0
+    kept = records(wf)
+    assert kept and len({r["provenance"]["host"]["cpu_model"] for r in kept}) == 1
+    cells = [("matmul", "numpy", 64), ("matmul", "jax", 64), ("stencil", "scan", 4)]
+    refused, held = [], []
+    for (workload, impl, size), r in itertools.product(cells, range(TWO_KINDS["repeats"])):
+        where = f"tiny/cpu/{workload}/{impl}/{size}/{r}"
+        if (wf / f"results/raw/{where}.json").exists():
+            continue
+        log = wf / f"logs/measure/{where}.log"
+        said = log.read_text() if log.exists() else ""
+        if said:
+            assert "not measuring: this host (" in said, said
+            assert "is not the kind run tiny began on" in said, said
+            refused.append(where)
+        else:  # never started: its job stopped at the round's first cell, or never went out
+            held.append(where)
+    assert refused, "no job landed on the other kind"
+    for r in range(TWO_KINDS["repeats"]):  # the block's round: both cells or neither
+        raw = wf / "results/raw/tiny/cpu/matmul"
+        assert len({(raw / f"{impl}/64/{r}.json").exists() for impl in ("numpy", "jax")}) == 1
+    print(f"\nrefused on the other kind of node: {refused}; not started: {held}")
 
 
 @pytest.mark.slurm

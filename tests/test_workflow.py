@@ -646,8 +646,10 @@ def test_a_grid_that_grows_after_a_run_measures_exactly_the_new_cells(tiny_run):
 @pytest.mark.slow
 def test_an_interrupted_run_resumes_with_only_the_missing_cells(tiny_run):
     assert "Nothing to be done" in snakemake(tiny_run, "-n", "--configfile", "tiny.yaml").stdout
-    # as if the run had stopped during the measurements: one cell and everything after it gone
-    (tiny_run / "results/raw/tiny/cpu/selu/jax/1000/1.json").unlink()
+    # as if the run had stopped during the measurements: one cell and everything after it
+    # gone (a lone cell: in a block's round, Snakemake would also re-measure the cell that
+    # waits for a missing one, ancient as its input is)
+    (tiny_run / "results/raw/tiny/cpu/grad_logistic/grad/100/1.json").unlink()
     for derived in ("tables", "figures"):
         shutil.rmtree(tiny_run / "results" / derived)
     (tiny_run / "results/claims.csv").unlink()

@@ -40,6 +40,9 @@ SETTINGS = {
 DESIGN = grid.design(config, FIRST)
 # Process r of every cell in round r; the cells a claim compares back to back (blockbench.run.run_order).
 ORDER = run_order.order(PLAN, CLAIM_LIST, MOST, config["seed"])
+# Each job of a block's round waits for the one before it on its device: one chain, which a
+# cluster runs as one job on one node (the `measure_cpu` group's connected jobs).
+CHAINS = run_order.chains(ORDER)
 RUN = config["run_label"]
 # Where each process of a cell writes its JSON (blockbench.records.layout).
 RAW_FILE = layout.RAW
@@ -168,6 +171,13 @@ def gpu_ready_of(wc):
     return layout.GPU_READY.format(run_label=wc.run_label)
 
 
+def after_of(wc):
+    """The job of this cell's block round measured just before it ([]: the first, or none).
+    Ancient: an order, not data; a cell measured again does not make the next one stale."""
+    before = CHAINS.get((cell_of(wc), int(wc.repeat)))
+    return ancient(before[0].path(wc.run_label, before[1])) if before else []
+
+
 def block_of(wc):
     """The block of cells measured back to back with this one ('' : none)."""
     return ORDER.get((cell_of(wc), int(wc.repeat)), (0, ""))[1]
@@ -175,7 +185,8 @@ def block_of(wc):
 
 # What a measurement job asks a cluster for (profiles/slurm; config/README.md, `cluster`).
 # Constants, so that planning a large grid stays fast. Minutes: the cell's budget and the
-# start-up around it (one cell a job: group-components in profiles/slurm).
+# start-up around it (a lone cell a job; a block round's chain, a job: group-components in
+# profiles/slurm).
 CLUSTER = config["cluster"]
 RUNTIME = cluster.runtime_min(config["budget_s"])
 # A measurement claims every core Snakemake may use (`cores`, set by profiles/slurm): on a

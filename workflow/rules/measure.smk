@@ -12,6 +12,7 @@
 rule measure:
     input:
         jax_env=jax_env_of,
+        after=after_of,
     output:
         RAW_FILE,
     log:
@@ -21,7 +22,8 @@ rule measure:
         size=r"\d+",
         repeat=r"\d+",
     priority: priority_of
-    # only used by cluster executors, one cell a group (profiles/slurm: group-components)
+    # only used by cluster executors: a block round's chain of cells (`after`) is one job on
+    # one node, a lone cell one of its own (profiles/slurm: group-components)
     group:
         "measure_cpu"
     conda:
@@ -59,13 +61,14 @@ rule measure:
 use rule measure as measure_accelerator with:
     input:
         jax_env=jax_env_of,
+        after=after_of,
         gpu_ready=gpu_ready_of,
     wildcard_constraints:
         device="gpu|tpu",
         size=r"\d+",
         repeat=r"\d+",
     # its own group, never merged (no group-components for it): a GPU cell must not pull CPU
-    # cells into a submission that holds a GPU
+    # cells into a submission that holds a GPU; a block round's GPU cells are one job
     group:
         "measure_accelerator"
     # under --sdm conda a GPU cell runs the CUDA build of the locked JAX

@@ -15,6 +15,7 @@ in the same order on every machine, and Snakemake follows it through job priorit
 one measurement at a time, the highest-priority ready job runs next).
 """
 
+import itertools
 import random
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -101,7 +102,7 @@ def order(
     """(cell, process) -> (priority, block name or ""): process r of every cell runs in
     round r (a cell with fewer `repeats` than the most sits out the last rounds); a round
     is the shuffled blocks and lone cells, each block's cells back to back in a shuffled
-    order. Higher priority runs first."""
+    order of its own. Higher priority runs first."""
     cells = sorted(cells)
     block_of = blocks(cells, claims)
     units: dict[str, list[Cell]] = {}
@@ -114,7 +115,31 @@ def order(
         rng.shuffle(names)
         for name in names:
             members = [cell for cell in units[name] if r < repeats[cell]]
-            rng.shuffle(members)
+            # a block's own draw: a cell added elsewhere in the grid leaves its order, and so
+            # its chain of jobs (chains), as it was, and its measured cells up to date
+            random.Random(f"{seed}:{r}:{name}").shuffle(members)
             sequence += [(cell, r) for cell in members]
     total = len(sequence)
     return {job: (total - i, block_of.get(job[0], "")) for i, job in enumerate(sequence)}
+
+
+def chains(
+    order: Mapping[tuple[Cell, int], tuple[int, str]],
+) -> dict[tuple[Cell, int], tuple[Cell, int]]:
+    """(cell, process) -> the job of its block's round, on its device, measured just before it.
+
+    The workflow makes each job wait for that one: the round's cells of one device form one
+    chain of the DAG, which a cluster runs as one job on one node (a Snakemake group's
+    connected jobs), so a block's paired ratio never compares two nodes. Devices are chained
+    apart, as a cluster gives them different jobs, and a GPU cell that cannot run must not
+    hold up the CPU cells of its round.
+    """
+    rounds: dict[tuple[str, str, int], list[tuple[int, tuple[Cell, int]]]] = {}
+    for job, (priority, block) in order.items():
+        if block:
+            rounds.setdefault((block, job[0].device, job[1]), []).append((priority, job))
+    out = {}
+    for jobs in rounds.values():
+        jobs.sort(reverse=True)  # the highest priority is measured first
+        out.update({after: before for (_, before), (_, after) in itertools.pairwise(jobs)})
+    return out
