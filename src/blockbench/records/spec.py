@@ -10,8 +10,11 @@ CONFIDENCE = 0.95
 # an interval (what a sample keeps, how a cell's interval is built). A between-run study made
 # by another version describes another method and is not applied (blockbench.judge.studies),
 # and a run label holding two versions is refused (blockbench.judge.aggregate). 3: rounds on
-# demand (a two-stage design, judged with Stein's interval: blockbench.judge.stopping).
-METHOD_VERSION = 3
+# demand (a two-stage design, judged with Stein's interval: blockbench.judge.stopping). 4: a
+# block's round is one chain of jobs, one node on a cluster, in an order drawn for the block
+# alone (blockbench.run.run_order.chains): after an update a run's chained cells are measured
+# again, and pairing them with cells of the older order would compare two minutes.
+METHOD_VERSION = 4
 # Every phase a cell can have, in the order a user meets them (and the harness measures them).
 PHASES = (
     "host_to_device",
