@@ -172,8 +172,8 @@ def gpu_ready_of(wc):
 
 
 def after_of(wc):
-    """The job of this cell's block round measured just before it ([]: the first, or none).
-    Ancient: an order, not data; a cell measured again leaves the next one up to date."""
+    """The job of this cell's block round measured just before it ([]: the first, or none)."""
+    # ancient: an order, not data; a cell measured again leaves the next one up to date
     before = CHAINS.get((cell_of(wc), int(wc.repeat)))
     return ancient(before[0].path(wc.run_label, before[1])) if before else []
 
