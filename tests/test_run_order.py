@@ -1,6 +1,8 @@
 """The run's order: the cells a claim compares are measured back to back, round by round, in a
 shuffled order (blockbench.run.run_order)."""
 
+from collections import Counter
+
 import yaml
 from conftest import ROOT
 
@@ -96,11 +98,11 @@ def test_a_blocks_round_is_one_chain_per_device_in_the_runs_order():
         assert order[after][1] == order[before][1] != ""  # one block
         assert order[before][0] > order[after][0]  # measured before it
     assert len(set(chains.values())) == len(chains)  # a chain, not a tree
-    heads: dict[tuple[str, str, int], int] = {}
-    for (c, r), (_, block) in order.items():
-        if block and (c, r) not in chains:
-            key = (block, c.device, r)
-            heads[key] = heads.get(key, 0) + 1
+    heads = Counter(
+        (block, c.device, r)
+        for (c, r), (_, block) in order.items()
+        if block and (c, r) not in chains
+    )
     assert set(heads.values()) == {1}  # one chain per block, device and round
     d1 = [cell("stencil", i, 64) for i in ("loop", "convolve", "scan")]
     assert sum((c, 0) in chains for c in d1) == 2  # three cells: two links

@@ -202,8 +202,9 @@ def test_a_block_rounds_cpu_cells_are_one_job_and_a_lone_cell_a_job_of_its_own(s
     """A block's round (the cells a claim divides by each other) is one chain of the DAG, so one
     SLURM job on one node, with the sum of its cells' budgets as the time limit; each lone cell
     is a job of its own (the profile's group-components: 1)."""
+    recs = records(slurm_run["wf"])
     by_job: dict[str, list[tuple[str, str]]] = {}
-    for r in records(slurm_run["wf"]):
+    for r in recs:
         if r["cell"]["device"] == "cpu":
             block = r["provenance"]["config"]["block"]
             by_job.setdefault(r["provenance"]["slurm"]["job_id"], []).append(
@@ -211,7 +212,7 @@ def test_a_block_rounds_cpu_cells_are_one_job_and_a_lone_cell_a_job_of_its_own(s
             )
     # every job SLURM ran left its cells' files: none measured again by a job regrouped
     # when the checkpoint updated the plan (Snakemake's issue #1628)
-    recorded = {r["provenance"]["slurm"]["job_id"] for r in records(slurm_run["wf"])}
+    recorded = {r["provenance"]["slurm"]["job_id"] for r in recs}
     assert recorded == set(slurm_run["jobs"]), (recorded, sorted(slurm_run["jobs"]))
     impls = sorted(sorted(impl for _, impl in cells) for cells in by_job.values())
     assert impls == [["grad_jit"], ["jax", "numpy"], ["jax_jit", "numpy"], ["scan"]], by_job
