@@ -34,7 +34,8 @@ def main(argv: list[str] | None = None) -> int:
     windows = core_speed.probe(cores, args.seconds, args.window_s)
     steal1 = core_speed.steal_s()
     steal = None if steal0 is None or steal1 is None else steal1 - steal0
-    for line in core_speed.describe(core_speed.summarize(windows), steal):
+    speeds, host = core_speed.summarize(windows), core_speed.verdict(windows)
+    for line in core_speed.describe(speeds, steal, host):
         print(line)
     return 0
 

@@ -136,7 +136,7 @@ def test_regions_of_one_sample_add_up_and_any_disturbed_region_marks_it(one_core
 
 def test_a_core_at_half_speed_part_of_the_time_is_told_from_a_steady_one():
     """blockbench.measure.core_speed: what the guest's counters cannot see, timing shows."""
-    from blockbench.measure.core_speed import CoreSpeed, Window, describe, summarize
+    from blockbench.measure.core_speed import CoreSpeed, Window, describe, summarize, verdict
 
     halves = [Window(0, 0.005, 1.0)] * 6 + [Window(0, 0.0095, 1.0)] * 4
     steady = [Window(1, 0.005 * (1 + i / 100), 1.0) for i in range(10)]
@@ -145,12 +145,29 @@ def test_a_core_at_half_speed_part_of_the_time_is_told_from_a_steady_one():
     assert two_speeds.slow_factor == pytest.approx(1.9)
     assert two_speeds.slow_ci[0] > 0.1
     assert kept.slow == 0 and kept.slow_factor is None
-    lines = describe([two_speeds, kept], 0.0)
+    lines = describe([two_speeds, kept], 0.0, verdict(halves + steady))
     assert "cores change speed" in lines[-1]
     assert "(1.00x the fastest core's)" in lines[0] and "(1.00x the fastest core's)" in lines[1]
-    slower = describe([kept, CoreSpeed(2, 0.01, 10, 0, (0.0, 0.3), None, 1.0)], 0.0)[1]
-    assert "(2.00x the fastest core's)" in slower
-    assert describe([kept], 0.0)[-1] == "every core kept its speed"
+    slower = describe([kept, CoreSpeed(2, 0.01, 10, 0, (0.0, 0.3), None, 1.0)], 0.0, "steady")
+    assert "(2.00x the fastest core's)" in slower[1]
+    assert describe([kept], 0.0, verdict(steady))[-1] == "every core kept its speed"
+
+
+def test_the_probe_and_a_runs_readings_judge_the_same_windows_alike():
+    """One rule for benchmarks/core_speed.py and the claims stage: the probe of 2026-11-25
+    (3 of 34 windows slow at 1.65x on one core) said "every core kept its speed" by a looser
+    rule of its own while every run's readings said two-speed."""
+    from blockbench.measure.core_speed import Window, classify, describe, summarize, verdict
+
+    probe = [Window(0, 7.4e-4 * (1 + i / 1000), 1.0) for i in range(34)]
+    probe += [Window(1, 7.4e-4 * (1 + i / 1000), 1.0) for i in range(31)]
+    probe += [Window(1, 1.22e-3, 1.0)] * 3
+    as_read = [{"core": w.core, "call_s": w.call_s, "cpu_share": w.cpu_share} for w in probe]
+    assert verdict(probe) == classify(as_read) == "two-speed"
+    assert describe(summarize(probe), 0.0, verdict(probe))[-1].startswith("cores change speed")
+    quiet = probe[:34] + [Window(1, 7.4e-4, 1.0)] * 300 + [Window(1, 1.22e-3, 1.0)]
+    assert verdict(quiet) == "steady"  # 1 slow window of 301: under 1% with 95% confidence
+    assert verdict([Window(0, 1.22e-3, 0.5)]) == "unknown"  # preempted: not a speed
 
 
 def test_a_runs_readings_tell_a_two_speed_host_from_a_steady_one(monkeypatch):

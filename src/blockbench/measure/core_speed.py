@@ -111,8 +111,31 @@ def summarize(windows: Sequence[Window]) -> list[CoreSpeed]:
     return out
 
 
-def describe(speeds: Sequence[CoreSpeed], steal: float | None) -> list[str]:
-    """One line per core and the conclusion, for a reader deciding whether to trust a run."""
+# A host changes speed when, on some core, the share of slow windows the thread spent on
+# the core (CPU time at least ON_CORE of the wall time: a window it was preempted in is a
+# disturbance, not a speed) is above this with 95% confidence (its Wilson lower bound). The
+# steady VM of 2026-11-24 had 0 to 3 such windows in 266 per core (up to 1.1%) in two runs of
+# one commit; the two-speed VM's cores were slow 3% to 47% of the time, and the VM of
+# 2026-11-25 5% to 20% (at 1.7x) in three runs' readings, 3% to 9% in a 10 s probe.
+ON_CORE = 0.95
+SLOW_SHARE_FLOOR = 0.01
+STEADY, TWO_SPEED, UNKNOWN = "steady", "two-speed", "unknown"
+
+
+def verdict(windows: Sequence[Window]) -> str:
+    """`steady`, `two-speed` or `unknown` (no window on its core): one rule for the probe
+    (benchmarks/core_speed.py) and for a run's readings together (`classify`), so that the
+    tool and the claims stage never call the same host two things."""
+    on_core = [w for w in windows if w.cpu_share >= ON_CORE]
+    if not on_core:
+        return UNKNOWN
+    slow = any(s.slow_ci[0] > SLOW_SHARE_FLOOR for s in summarize(on_core))
+    return TWO_SPEED if slow else STEADY
+
+
+def describe(speeds: Sequence[CoreSpeed], steal: float | None, host: str) -> list[str]:
+    """One line per core and the conclusion (`host`: what `verdict` says of the same
+    windows), for a reader deciding whether to trust a run."""
     lines = []
     fastest = min(s.fast_s for s in speeds)
     for s in speeds:
@@ -129,13 +152,16 @@ def describe(speeds: Sequence[CoreSpeed], steal: float | None) -> list[str]:
         )
     stolen = "unknown" if steal is None else f"{steal:.2f} s"
     lines.append(f"steal counted by the guest's kernel meanwhile: {stolen}")
-    if any(s.slow_share > 0.1 for s in speeds):
+    if host == TWO_SPEED:
         lines.append(
-            "cores change speed under the guest: calls of a second or less land in either "
+            f"cores change speed under the guest (a core slow in over {SLOW_SHARE_FLOOR:.0%} "
+            "of its windows, with 95% confidence): calls of a second or less land in either "
             "speed, and only more processes (blocks' `repeats`) average it"
         )
-    else:
+    elif host == STEADY:
         lines.append("every core kept its speed")
+    else:
+        lines.append("no window ran on its core undisturbed: nothing to say of its speed")
     return lines
 
 
@@ -145,14 +171,6 @@ def describe(speeds: Sequence[CoreSpeed], steal: float | None) -> list[str]:
 # not hang on one reading: the two-speed VM's slow share moved from 40% to 3% within minutes.
 READING_WINDOWS = 2
 READING_WINDOW_S = 0.03
-# A host changes speed when, on some core, the share of slow windows the thread spent on
-# the core (CPU time at least ON_CORE of the wall time: a window it was preempted in is a
-# disturbance, not a speed) is above this with 95% confidence (its Wilson lower bound). The
-# steady VM of 2026-11-24 had 0 to 3 such windows in 266 per core (up to 1.1%) in two runs of
-# one commit; the two-speed VM's cores were slow 3% to 47% of the time.
-ON_CORE = 0.95
-SLOW_SHARE_FLOOR = 0.01
-STEADY, TWO_SPEED, UNKNOWN = "steady", "two-speed", "unknown"
 # Tests: every reading of this process is made up, all windows alike (steady) or one in five
 # at twice the time (two-speed), so that what a run concludes does not depend on the host.
 FAKE_CORE_SPEED = "BLOCKBENCH_FAKE_CORE_SPEED"
@@ -172,10 +190,5 @@ def reading(cores: Sequence[int]) -> list[dict[str, float]]:
 
 
 def classify(windows: Sequence[dict[str, float]]) -> str:
-    """`steady`, `two-speed` or `unknown` (no windows): what a run's readings, all of its
-    processes' together, say of its host."""
-    on_core = [w for w in windows if w["cpu_share"] >= ON_CORE]
-    if not on_core:
-        return UNKNOWN
-    speeds = summarize([Window(int(w["core"]), w["call_s"], w["cpu_share"]) for w in on_core])
-    return TWO_SPEED if any(s.slow_ci[0] > SLOW_SHARE_FLOOR for s in speeds) else STEADY
+    """What a run's readings, all of its processes' together, say of its host (`verdict`)."""
+    return verdict([Window(int(w["core"]), w["call_s"], w["cpu_share"]) for w in windows])
