@@ -289,7 +289,7 @@ def test_runs_on_different_hardware_are_never_pooled() -> None:
     assert table["pooled_value"].isna().all()
 
 
-RUNS_DIR = ROOT / "results/reference/dev-2core-epyc-runs"
+RUNS_DIR = ROOT / "results/reference/dev-2core-epyc-study"
 STUDY = ROOT / "config/between_run/amd-epyc-2cpu.yaml"
 
 

@@ -42,6 +42,9 @@ TINY = {
     # no GPU here: each GPU cell records itself `unavailable` (the check before them stops
     # them all: tests/test_gpu_ready.py)
     "check_gpu": False,
+    # the committed between-run studies are of real machines: a tiny run on one of their
+    # kinds would be judged with them, and its claims would differ from one host to another
+    "between_run": "no-studies",
 }
 
 
