@@ -172,9 +172,15 @@ def cells(config: dict[str, Any]) -> list[Cell]:
 
 def design(config: dict[str, Any], first: Mapping[Cell, int]) -> str:
     """The run's stopping rule and its settings in words, with a digest of every cell's
-    first stage: two runs of one config have the same (blockbench.judge.studies)."""
+    first stage and sampling: two runs of one config have the same, and runs whose cells
+    sample for other times do not, as their processes spread otherwise
+    (blockbench.judge.studies)."""
     counts = sorted(set(first.values())) or [0]
-    cells_first = json.dumps(sorted((cell.key, n) for cell, n in first.items()))
+    sampled = settings(config)
+    cells_first = json.dumps(
+        sorted((cell.key, n, sampled[cell].sampling) for cell, n in first.items()),
+        sort_keys=True,
+    )
     digest = hashlib.sha256(cells_first.encode()).hexdigest()[:8]
     budget = config["budget_minutes"]
     return (
