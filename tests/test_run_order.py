@@ -122,8 +122,14 @@ def test_a_runs_design_names_its_cells_sampling_as_well_as_its_stopping_rule():
     """blockbench.run.grid.design: a study's runs are of one design only where their cells
     also sample alike; processes that sample for half the time spread otherwise (a run of
     2026-11-25 with `max_time_s` 0.1 took 18 processes more than one with 0.3)."""
-    first = {c: 3 for c in PLAN}
     shorter = {**CONFIG, "sampling": {**CONFIG["sampling"], "max_time_s": 0.1}}
-    assert grid.design(CONFIG, first) == grid.design(dict(CONFIG), dict(first))
-    assert grid.design(shorter, first) != grid.design(CONFIG, first)
-    assert grid.design(shorter, first).split("(")[0] == grid.design(CONFIG, first).split("(")[0]
+
+    def first(config):
+        return {c: grid.Settings(3, s.sampling) for c, s in grid.settings(config).items()}
+
+    assert grid.design(CONFIG, first(CONFIG)) == grid.design(dict(CONFIG), first(dict(CONFIG)))
+    assert grid.design(shorter, first(shorter)) != grid.design(CONFIG, first(CONFIG))
+    assert (
+        grid.design(shorter, first(shorter)).split("(")[0]
+        == grid.design(CONFIG, first(CONFIG)).split("(")[0]
+    )

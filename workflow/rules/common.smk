@@ -37,7 +37,7 @@ SETTINGS = {
 }
 # How rounds are stopped, and with what settings, kept with every measurement: a between-run study
 # holds runs of one design (blockbench.judge.studies).
-DESIGN = grid.design(config, FIRST)
+DESIGN = grid.design(config, SETTINGS)
 # Process r of every cell in round r; the cells a claim compares back to back (blockbench.run.run_order).
 ORDER = run_order.order(PLAN, CLAIM_LIST, MOST, config["seed"])
 # Each job of a block's round waits for the one before it on its device: one chain, which a

@@ -170,16 +170,14 @@ def cells(config: dict[str, Any]) -> list[Cell]:
     return list(plan(config))
 
 
-def design(config: dict[str, Any], first: Mapping[Cell, int]) -> str:
+def design(config: dict[str, Any], first: Mapping[Cell, Settings]) -> str:
     """The run's stopping rule and its settings in words, with a digest of every cell's
-    first stage and sampling: two runs of one config have the same, and runs whose cells
-    sample for other times do not, as their processes spread otherwise
-    (blockbench.judge.studies)."""
-    counts = sorted(set(first.values())) or [0]
-    sampled = settings(config)
+    first stage and sampling (`first`: each cell's first rounds, as `repeats`): two runs of
+    one config have the same, and runs whose cells sample for other times do not, as their
+    processes spread otherwise (blockbench.judge.studies)."""
+    counts = sorted({s.repeats for s in first.values()}) or [0]
     cells_first = json.dumps(
-        sorted((cell.key, n, sampled[cell].sampling) for cell, n in first.items()),
-        sort_keys=True,
+        sorted((cell.key, s.repeats, s.sampling) for cell, s in first.items()), sort_keys=True
     )
     digest = hashlib.sha256(cells_first.encode()).hexdigest()[:8]
     budget = config["budget_minutes"]
