@@ -35,7 +35,7 @@ from blockbench.judge.aggregate import write_table
 from blockbench.judge.between_runs import StudyPart
 from blockbench.judge.run_view import core_speed_of
 from blockbench.judge.scales import on_scale
-from blockbench.judge.studies import MIN_PROCESS_VALUES, Study, kind_of, study_path
+from blockbench.judge.studies import MIN_PROCESS_VALUES, Study, design_of, kind_of, study_path
 from blockbench.judge.uncertainty import Spread
 from blockbench.measure.core_speed import STEADY, TWO_SPEED, UNKNOWN
 from blockbench.present.claims_report import to_markdown
@@ -88,7 +88,7 @@ def study(
     methods = sorted({int(m) for m in proc["method_version"]})
     if len(methods) > 1:
         sys.exit(f"the runs were measured by several methods (versions {methods}): study one")
-    designs = {label: "; ".join(sorted(set(g["design"]))) for label, g in proc.groupby("run_label")}
+    designs = {label: design_of(g) for label, g in proc.groupby("run_label")}
     if len(set(designs.values())) > 1:
         sys.exit(
             "the runs were measured under different stopping rules, so their values are not "

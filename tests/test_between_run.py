@@ -166,8 +166,10 @@ def test_study_file_round_trip(tmp_path) -> None:
     assert back.kind == kind and back.runs == study.runs and back.core_speed == "steady"
     assert back.design == study.design
     assert back.part("A1", "blocked / dispatch") == study.part("A1", "blocked / dispatch")
-    assert back.method == METHOD_VERSION and not back.why_not_applied(STEADY)
-    assert "readings say two-speed: not applied" in back.why_not_applied(TWO_SPEED)
+    assert back.method == METHOD_VERSION and not back.why_not_applied(STEADY, study.design)
+    other_design = back.why_not_applied(STEADY, "two-stage: precision x1.2")
+    assert "of another design (two-stage: precision x1.15) than this run's" in other_design
+    assert "readings say two-speed: not applied" in back.why_not_applied(TWO_SPEED, study.design)
     assert "not applied" in back.why_not_applied(UNKNOWN)
     old = Study(kind, [], method=METHOD_VERSION - 1, source="old.yaml", core_speed=STEADY)
     assert "method version" in old.why_not_applied(STEADY)
@@ -272,6 +274,12 @@ def test_a_study_of_the_kind_judges_each_run_and_one_of_another_method_does_not(
     old, _ = verdicts.judge(cells, procs, [CLAIM], {stale.kind: stale})
     assert (old["ci_high"] == table["ci_high"]).all()
     assert "made by method version" in old["between_run"].iloc[0]
+    procs["design"] = "two-stage: precision x1.15, first stage 3-3 rounds (aaaa0000)"
+    of_another = Study(study.kind, study.runs, study.parts, "s/epyc.yaml", core_speed=STEADY)
+    of_another.design = "two-stage: precision x1.15, first stage 3-4 rounds (bbbb1111)"
+    mixed, _ = verdicts.judge(cells, procs, [CLAIM], {of_another.kind: of_another})
+    assert (mixed["ci_high"] == table["ci_high"]).all()
+    assert "(bbbb1111)) than this run's (" in mixed["between_run"].iloc[0]
     other = Study(study.kind, study.runs, study.parts, "s/epyc.yaml", core_speed=TWO_SPEED)
     unlike, _ = verdicts.judge(cells, procs, [CLAIM], {other.kind: other})
     assert (unlike["ci_high"] == table["ci_high"]).all()

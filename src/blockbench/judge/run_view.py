@@ -11,7 +11,7 @@ import pandas as pd
 
 from blockbench.judge import uncertainty
 from blockbench.judge.aggregate import CELL
-from blockbench.judge.studies import Kind, Study, kind_of
+from blockbench.judge.studies import Kind, Study, design_of, kind_of
 from blockbench.judge.uncertainty import Spread
 from blockbench.measure.core_speed import classify
 from blockbench.records.spec import PHASES
@@ -82,7 +82,7 @@ class RunView:
         # the between-run study of this kind of machine, if one was made by this method on
         # a host that behaved as this run's
         found = (studies or {}).get(self.kind) if self.kind else None
-        self.study_note = found.why_not_applied(self.core_speed) if found else ""
+        self.study_note = found.why_not_applied(self.core_speed, design_of(mine)) if found else ""
         self.study = found if found and not self.study_note else None
 
     @classmethod

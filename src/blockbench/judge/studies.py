@@ -76,9 +76,11 @@ class Study:
     def part(self, claim_id: str, part: str) -> StudyPart | None:
         return self.parts.get((claim_id, part))
 
-    def why_not_applied(self, core_speed: str) -> str:
+    def why_not_applied(self, core_speed: str, design: str = "") -> str:
         """'' where the study applies to a run of its kind whose cores behaved as
-        `core_speed` says (blockbench.measure.core_speed.classify), else why it does not."""
+        `core_speed` says (blockbench.measure.core_speed.classify) and whose processes were
+        measured under the study's `design` (`design_of`), else why it does not: runs whose
+        cells sample for other times, or start with other rounds, spread otherwise."""
         name = Path(self.source).name or "given"
         if self.method != METHOD_VERSION:
             return (
@@ -89,6 +91,12 @@ class Study:
             return (
                 f"the study {name} was made on a host whose cores were {self.core_speed}, "
                 f"and this run's readings say {core_speed}: not applied"
+            )
+        if self.design and design != self.design:
+            return (
+                f"the study {name} was made of runs of another design ({self.design}) than "
+                f"this run's ({design or 'not recorded'}): not applied (re-make it from runs "
+                "of this config: docs/studies.md)"
             )
         return ""
 
@@ -120,6 +128,12 @@ class Study:
             "# benchmarks/between_run_study.py and read by the claims stage.\n"
         )
         return head + yaml.safe_dump(body, sort_keys=False, allow_unicode=True)
+
+
+def design_of(processes: pd.DataFrame) -> str:
+    """The design a run's processes were measured under (blockbench.run.grid.design), the
+    designs joined where they differ."""
+    return "; ".join(sorted(set(processes["design"].fillna("")))) if "design" in processes else ""
 
 
 def read_study(path: Path) -> Study:
