@@ -35,7 +35,7 @@ def test_an_ok_cell_records_phases_check_and_provenance(measure_cli):
     prov = record["provenance"]
     assert prov["software"]["packages"]["jax"] and prov["device"]["platform"] == "cpu"
     assert prov["jax"]["compilation_cache"]["enabled"] is False
-    assert prov["config"]["rule"]["max_time_s"] == 0.1
+    assert prov["config"]["rule"]["max_time_s"] == 0.3
     assert record["started_at"] < record["finished_at"]
     # where the job's time went, step by step, in order (benchmarks/job_time.py)
     marks = list(record["timeline"].values())
