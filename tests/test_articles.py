@@ -6,6 +6,7 @@ import matplotlib
 import pandas as pd
 import pytest
 import yaml
+from matplotlib import pyplot as plt
 from test_claims import row
 
 from blockbench.judge import article_points, articles, claim_rules, verdicts
@@ -183,3 +184,19 @@ def test_each_article_figure_names_both_machines_and_every_empty_slot(tmp_path, 
         assert "Tesla T4" in svg  # the article's hardware
     assert outputs[1].stat().st_size > 10_000
     assert matplotlib.rcParams["svg.fonttype"] == "none"  # text stays text in the SVG
+
+
+def test_a_time_axis_within_one_decade_labels_each_tick_with_its_own_value():
+    """time_vs_size's dot_xx panel spans 9 to 12 ms: one significant digit read 1e-02 at
+    every tick."""
+    fig, ax = plt.subplots()
+    ax.plot([1, 2], [0.0092, 0.0118])
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(figures.TickValues())
+    ax.yaxis.set_minor_formatter(figures.TickValues(labelOnlyBase=False, minor_thresholds=(1, 0.4)))
+    fig.canvas.draw()
+    ticks = [*ax.get_yticklabels(), *ax.get_yticklabels(minor=True)]
+    shown = [t.get_text() for t in ticks if t.get_text()]
+    plt.close(fig)
+    assert len(shown) >= 3 and len(set(shown)) == len(shown), shown
+    assert {"0.0095", "0.01", "0.011"} <= set(shown)

@@ -53,6 +53,15 @@ RULE_COLORS = {
 }
 
 
+class TickValues(LogFormatter):
+    """LogFormatter's choice of the ticks to label, each with its value to 3 significant
+    digits: LogFormatter itself keeps one, so a panel within one decade read 1e-02 at every
+    tick (0.0095, 0.01 and 0.011 alike)."""
+
+    def __call__(self, x: float, pos: int | None = None) -> str:
+        return f"{x:.3g}" if super().__call__(x, pos) else ""
+
+
 def _label(df: pd.DataFrame) -> pd.Series:
     """Implementation and device model on one line, run label where several runs are shown."""
     multi = df["run_label"].nunique() > 1
@@ -100,8 +109,8 @@ def _lines_per_workload(
         ax.set_xlabel(WORKLOADS[workload].size_meaning)
         ax.xaxis.set_minor_formatter(NullFormatter())  # 2x10^1, 3x10^1... overlap
         # plain numbers (0.5, 1, 2), and minor ticks labelled where a panel spans < 1 decade
-        ax.yaxis.set_major_formatter(LogFormatter())
-        ax.yaxis.set_minor_formatter(LogFormatter(labelOnlyBase=False, minor_thresholds=(1, 0.4)))
+        ax.yaxis.set_major_formatter(TickValues())
+        ax.yaxis.set_minor_formatter(TickValues(labelOnlyBase=False, minor_thresholds=(1, 0.4)))
         handles, labels = ax.get_legend_handles_labels()
         ax.legend(
             handles,
