@@ -21,7 +21,7 @@ from blockbench.judge import aggregate
 from blockbench.judge.articles import Articles
 from blockbench.judge.articles import load as load_articles
 from blockbench.judge.run_view import RunView
-from blockbench.present import article_figures
+from blockbench.present import article_figures, figure_files
 from blockbench.records.spec import PHASE_WORDS, PHASES
 from blockbench.workloads.registry import WORKLOADS
 
@@ -315,17 +315,11 @@ def draw(
     articles_file: str | Path,
     outputs: Sequence[str | Path],
 ) -> None:
-    sns.set_theme(style="whitegrid", context="paper")
-    plt.rcParams["svg.fonttype"] = "none"  # text stays text: searchable, editable in a paper
-    plt.rcParams["svg.hashsalt"] = name  # the same figure of the same data: the same file
+    figure_files.theme(name)
     tables = Tables(
         pd.read_parquet(measurements),
         pd.read_parquet(processes),
         pd.read_parquet(claim_parts),
         load_articles(articles_file),
     )
-    fig = FIGURES[name](tables)
-    for out in outputs:
-        Path(out).parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(out, dpi=150, bbox_inches="tight", pad_inches=0.04, metadata={"Date": None})
-    plt.close(fig)
+    figure_files.save(FIGURES[name](tables), outputs)

@@ -19,6 +19,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter
 
 from blockbench.judge.wording import fmt, value_ci
+from blockbench.present import figure_files
 from blockbench.records.layout import SEPARATOR
 
 COLUMNS = [
@@ -182,11 +183,6 @@ def build(claims_csv: str | Path, png: str, svg: str, csv: str, markdown: str) -
     Path(markdown).write_text(
         "# Claims by JAX release\n\n" + wide(t).to_markdown(index=False) + "\n"
     )
-    sns.set_theme(style="whitegrid", context="paper")
-    plt.rcParams["svg.fonttype"] = "none"
-    plt.rcParams["svg.hashsalt"] = "claims_by_version"
-    fig = figure(t)
-    for out in (png, svg):
-        fig.savefig(out, dpi=200, bbox_inches="tight", pad_inches=0.04, metadata={"Date": None})
-    plt.close(fig)
+    figure_files.theme("claims_by_version")
+    figure_files.save(figure(t), (png, svg), dpi=200)
     return t
