@@ -170,9 +170,9 @@ def test_study_file_round_trip(tmp_path) -> None:
     other_design = back.why_not_applied(STEADY, "two-stage: precision x1.2")
     assert "of another design (two-stage: precision x1.15) than this run's" in other_design
     assert "readings say two-speed: not applied" in back.why_not_applied(TWO_SPEED, study.design)
-    assert "not applied" in back.why_not_applied(UNKNOWN)
+    assert "not applied" in back.why_not_applied(UNKNOWN, study.design)
     old = Study(kind, [], method=METHOD_VERSION - 1, source="old.yaml", core_speed=STEADY)
-    assert "method version" in old.why_not_applied(STEADY)
+    assert "method version" in old.why_not_applied(STEADY, study.design)
     with pytest.raises(InputError, match="second study"):
         read_studies([path, path])
     bad = tmp_path / "bad.yaml"

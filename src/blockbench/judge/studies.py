@@ -76,7 +76,7 @@ class Study:
     def part(self, claim_id: str, part: str) -> StudyPart | None:
         return self.parts.get((claim_id, part))
 
-    def why_not_applied(self, core_speed: str, design: str = "") -> str:
+    def why_not_applied(self, core_speed: str, design: str) -> str:
         """'' where the study applies to a run of its kind whose cores behaved as
         `core_speed` says (blockbench.measure.core_speed.classify) and whose processes were
         measured under the study's `design` (`design_of`), else why it does not: runs whose
