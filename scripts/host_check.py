@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The host's state on one screen, before measuring: what blockbench.measure.host_state reads
-for every core this process may use, and what in it would slow the cells (exit status 1).
+for every core this process may use, and what in it would slow the cells or NumPy's BLAS
+(exit status 1).
 
     .venv/bin/python scripts/host_check.py
 """
@@ -16,5 +17,9 @@ allowed = cores.allowed()
 state = host_state.read(allowed)
 print(f"CPU: {provenance.cpu_model()}, {len(allowed)} cores this process may use")
 print(*host_state.describe(state), sep="\n")
+# what NumPy's BLAS will run here, and whether the environment chose it
+facts = {"env": provenance.environment(), "blas": provenance.blas()}
+forced = provenance.blas_warnings(facts, blas_cell=True)
+print(*forced, sep="\n") if forced else print("NumPy's BLAS picks its own kernel")
 print("whether the cores keep their speed: python3 benchmarks/core_speed.py")
-sys.exit(1 if host_state.speed_warnings(state) else 0)
+sys.exit(1 if host_state.speed_warnings(state) or forced else 0)

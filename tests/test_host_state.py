@@ -2,6 +2,8 @@
 boost off, a slow governor or throttling, and a machine that exposes none of it."""
 
 import json
+import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -111,7 +113,23 @@ def test_the_check_before_measuring_runs_on_this_machine():
     )
     shown = done.stdout
     assert shown.startswith("CPU: ") and "power: " in shown and "governors: " in shown
-    assert done.returncode in (0, 1) and ("host state:" in shown) == (done.returncode == 1)
+    warned = "host state:" in shown or "NumPy's BLAS:" in shown
+    assert done.returncode in (0, 1) and warned == (done.returncode == 1)
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="OpenBLAS names x86-64 kernels")
+def test_the_check_before_measuring_says_whether_the_environment_chose_numpys_kernel():
+    """Prescott runs on every x86-64 CPU; without the variable OpenBLAS picks its own."""
+    bare = {
+        k: v for k, v in os.environ.items() if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+    }
+    check = [sys.executable, str(ROOT / "scripts/host_check.py")]
+    forced = subprocess.run(
+        check, capture_output=True, text=True, env={**bare, "OPENBLAS_CORETYPE": "Prescott"}
+    )
+    assert forced.returncode == 1 and "because OPENBLAS_CORETYPE=Prescott is set" in forced.stdout
+    chosen = subprocess.run(check, capture_output=True, text=True, env=bare)
+    assert "NumPy's BLAS picks its own kernel" in chosen.stdout
 
 
 def test_the_screen_names_what_would_slow_the_cells(tmp_path):
@@ -179,7 +197,9 @@ def test_a_run_measured_on_battery_is_named_and_warned_of_in_claims_md(tmp_path)
         path.write_text(json.dumps(record))
     md = judged(tmp_path, files) / "claims.md"
     text = md.read_text()
-    assert "Measured on AMD EPYC, 2 logical CPUs; state: power battery." in text
+    # the reference VM's NumPy chose its own kernel (no OPENBLAS_CORETYPE)
+    on = "Measured on AMD EPYC, 2 logical CPUs; NumPy's BLAS ran OpenBLAS SkylakeX; state:"
+    assert f"{on} power battery." in text
     assert (
         "**Warning: 2 process(es) measured in a state that changes speed** (on battery power)"
         in text

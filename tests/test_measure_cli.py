@@ -4,6 +4,7 @@ import fcntl
 import itertools
 import json
 import os
+import platform
 import subprocess
 import sys
 import threading
@@ -19,7 +20,9 @@ from blockbench.judge import aggregate, verdicts
 from blockbench.measure import cores, parent
 from blockbench.measure.cell import WARMED_BY_CHECK
 from blockbench.measure.parent import host_lock
+from blockbench.measure.provenance import blas_warnings
 from blockbench.records.store import schema, validate, write_json_atomic
+from blockbench.workloads import registry
 
 WORKER = "blockbench.measure.worker"
 ROOT = Path(__file__).resolve().parents[1]
@@ -68,6 +71,36 @@ def test_a_steady_only_cell_is_checked_first_and_the_check_warms_it_up(measure_c
     assert rc == 0 and record["status"] == "ok" and record["check"]["passed"]
     assert record["phases"]["steady"]["note"] == WARMED_BY_CHECK
     assert record["provenance"]["config"]["rule"]["warmup"] == 1  # the run's rule is intact
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="OpenBLAS names x86-64 kernels")
+def test_a_numpy_cell_on_a_forced_blas_kernel_says_which_kernel_ran(measure_cli):
+    """Prescott (SSE3) runs on every x86-64 CPU, so the test does not depend on the host's."""
+    rc, record, _ = measure_cli(
+        *("--device", "cpu", "--workload", "matmul", "--impl", "numpy", "--size", "64"),
+        env={"OPENBLAS_CORETYPE": "Prescott"},
+    )
+    assert rc == 0 and record["status"] == "ok"
+    pools = record["provenance"]["blas"]["threadpools"]
+    (kernel,) = [p["architecture"] for p in pools if p["internal_api"] == "openblas"]
+    (said,) = [w for w in record["warnings"] if w.startswith("NumPy's BLAS")]
+    # what ran, as OpenBLAS names it (it calls Prescott's kernel Katmai), and what forced it
+    assert f"ran its {kernel} kernel because OPENBLAS_CORETYPE=Prescott is set" in said
+
+
+def test_only_a_blas_cell_on_a_forced_openblas_kernel_is_warned():
+    forced = {
+        "env": {"OPENBLAS_CORETYPE": "Haswell"},
+        "blas": {"threadpools": [{"internal_api": "openblas", "architecture": "Haswell"}]},
+    }
+    assert blas_warnings(forced, blas_cell=True)
+    # JAX's cells run XLA's own kernels; NumPy's SELU never calls the BLAS
+    assert not blas_warnings(forced, blas_cell=False)
+    assert not blas_warnings({**forced, "env": {}}, blas_cell=True)  # OpenBLAS chose
+    mkl = {**forced, "blas": {"threadpools": [{"internal_api": "mkl", "architecture": "x"}]}}
+    assert not blas_warnings(mkl, blas_cell=True)  # the variable does nothing to MKL
+    blas_impls = {(i.workload, i.name) for i in registry.IMPLS if i.blas}
+    assert blas_impls == {("matmul", "numpy"), ("dot_xx", "numpy")}
 
 
 def test_an_absent_device_is_unavailable_and_says_what_jax_sees(measure_cli):

@@ -99,6 +99,19 @@ def _get(d: dict[str, Any] | None, *keys: str) -> Any:
     return d
 
 
+def blas_kernel(record: dict[str, Any]) -> str | None:
+    """'OpenBLAS SkylakeX' (the library and the kernel threadpoolctl saw it run), for a cell
+    that times NumPy's BLAS; None for any other cell or where nothing was read."""
+    cell = record["cell"]
+    impl = next((i for i in WORKLOADS[cell["workload"]].impls if i.name == cell["impl"]), None)
+    pools = _get(record["provenance"], "blas", "threadpools") or []
+    ran = [p for p in pools if p.get("user_api") == "blas" and p.get("architecture")]
+    if impl is None or not impl.blas or not ran:
+        return None
+    names = {"openblas": "OpenBLAS", "mkl": "MKL", "blis": "BLIS"}
+    return f"{names.get(ran[0]['internal_api'], ran[0]['internal_api'])} {ran[0]['architecture']}"
+
+
 def cell_columns(record: dict[str, Any], source: Path) -> dict[str, Any]:
     """The columns every row of a cell shares: identity, status, check, key provenance."""
     prov = record["provenance"]
@@ -129,6 +142,8 @@ def cell_columns(record: dict[str, Any], source: Path) -> dict[str, Any]:
         "design": _get(prov, "config", "design") or "",
         "cores": threads.get("n_cores"),
         "blas_threads": threads.get("blas_threads"),
+        # the kernel NumPy's BLAS ran, where the cell's time is NumPy's BLAS (Impl.blas)
+        "blas_kernel": blas_kernel(record),
         "xla_threads": threads.get("xla_threads"),
         "thread_parity": threads.get("parity"),
         "max_rel_err": _get(record, "check", "max_rel_err"),

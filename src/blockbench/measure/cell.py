@@ -420,5 +420,7 @@ def measure(spec: CellSpec, progress: Callable[[dict[str, Any]], None]) -> dict[
         "kernel_counters": probe.available,
         "isolation": record.pop("isolation", None),
     }
-    record["warnings"] = warnings(record, spec.rule.min_samples, spec.device)
+    record["warnings"] = warnings(
+        record, spec.rule.min_samples, spec.device
+    ) + provenance.blas_warnings(record["provenance"], impl.blas)
     return record

@@ -151,6 +151,24 @@ def blas() -> dict[str, Any]:
     return {"numpy_build": build, "threadpools": safe(threadpool_info)}
 
 
+def blas_warnings(facts: dict[str, Any], blas_cell: bool) -> list[str]:
+    """A cell timing NumPy's BLAS (`Impl.blas`) whose OpenBLAS kernel the environment chose
+    (OPENBLAS_CORETYPE, which some hosts set for old OpenBLAS builds) did not time NumPy as it
+    runs by default on this CPU: Haswell's kernel forced on a Zen 5 VM took NumPy's matmul at
+    5000 from 0.30 to 0.53 s, and C1's JAX / NumPy from 2.9 to 1.6 (docs/measuring-traps.md).
+    The kernel OpenBLAS actually ran is recorded beside it (threadpoolctl's `architecture`)."""
+    forced = (facts.get("env") or {}).get("OPENBLAS_CORETYPE")
+    pools = (facts.get("blas") or {}).get("threadpools") or []
+    ran = [p.get("architecture") for p in pools if p.get("internal_api") == "openblas"]
+    if not blas_cell or not forced or not ran:
+        return []
+    return [
+        f"NumPy's BLAS: OpenBLAS ran its {ran[0]} kernel because OPENBLAS_CORETYPE={forced} is "
+        "set, not the kernel it picks for this CPU: unset OPENBLAS_CORETYPE (and "
+        "OPENBLAS_L2_SIZE) to time NumPy as installed"
+    ]
+
+
 def xla_threads() -> int | None:
     """Threads of XLA's CPU compute pool in this process (named tf_XLAEigen on Linux); None
     where they cannot be counted or no pool was started (nothing ran on the CPU backend)."""

@@ -262,6 +262,9 @@ def measured_on(processes: pd.DataFrame) -> str:
         ),
     }
     state = "; ".join(f"{k} {'/'.join(v)}" for k, v in told.items() if v)
+    kernels = sorted(set(processes.get("blas_kernel", pd.Series(dtype=str)).dropna()))
+    if kernels:
+        host += f"; NumPy's BLAS ran {' and '.join(kernels)}"
     warned = processes.get("state_warnings", pd.Series(dtype=str)).fillna("")
     cells = processes[warned != ""].drop_duplicates(["run_label", *PROCESS])
     said = sorted({w for ws in warned[warned != ""] for w in ws.split("; ")})

@@ -82,6 +82,9 @@ class Impl:
     # What such a call copies to the device, where it is not just its inputs: its
     # host_to_device phase times exactly that copy (None: the inputs).
     sends: Callable[[tuple[np.ndarray, ...]], tuple[np.ndarray, ...]] | None = None
+    # True: a NumPy implementation whose time is NumPy's BLAS (its kernel is recorded and a
+    # kernel forced by the environment is warned of)
+    blas: bool = False
     workload: str = ""  # filled in by the Workload that declares it
 
 

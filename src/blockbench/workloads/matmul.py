@@ -86,7 +86,7 @@ WORKLOADS = (
         work=work,
         baseline="numpy",
         impls=(
-            Impl("numpy", "numpy", numpy_dot, CPU_ONLY),
+            Impl("numpy", "numpy", numpy_dot, CPU_ONLY, blas=True),
             Impl("jax_numpy_input", "eager", jax_dot, host_inputs=True, sends=sent_by_dot_xt),
             Impl("jax", "eager", jax_dot),
             Impl("jax_jit", "jit", jax_dot),
@@ -101,7 +101,7 @@ WORKLOADS = (
         work=work,
         baseline="numpy",
         impls=(
-            Impl("numpy", "numpy", numpy_dot_xx, CPU_ONLY),
+            Impl("numpy", "numpy", numpy_dot_xx, CPU_ONLY, blas=True),
             Impl("jax", "eager", jax_dot_xx),
             Impl("jax_jit", "jit", jax_dot_xx),
         ),
