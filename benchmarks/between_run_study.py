@@ -35,7 +35,14 @@ from blockbench.judge.aggregate import write_table
 from blockbench.judge.between_runs import StudyPart
 from blockbench.judge.run_view import core_speed_of
 from blockbench.judge.scales import on_scale
-from blockbench.judge.studies import MIN_PROCESS_VALUES, Study, design_of, kind_of, study_path
+from blockbench.judge.studies import (
+    MIN_PROCESS_VALUES,
+    Study,
+    blas_of,
+    design_of,
+    kind_of,
+    study_path,
+)
 from blockbench.judge.uncertainty import Spread
 from blockbench.measure.core_speed import STEADY, TWO_SPEED, UNKNOWN
 from blockbench.present.claims_report import to_markdown
@@ -94,9 +101,15 @@ def study(
             "the runs were measured under different stopping rules, so their values are not "
             f"of one design: {designs} (study runs of one config)"
         )
+    kernels = {label: blas_of(g) for label, g in proc.groupby("run_label")}
+    if len(set(kernels.values())) > 1:
+        sys.exit(
+            "NumPy's BLAS ran different kernels in the runs, so NumPy's times are not of one "
+            f"setup: {kernels} (docs/measuring-traps.md)"
+        )
     kind = next(iter(kinds.values()))
-    design = next(iter(designs.values()))
-    return Study(kind, runs, found, method=methods[0], core_speed=core_speed, design=design)
+    design, blas = next(iter(designs.values())), next(iter(kernels.values()))
+    return Study(kind, runs, found, methods[0], core_speed=core_speed, design=design, blas=blas)
 
 
 def main() -> None:

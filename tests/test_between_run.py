@@ -157,22 +157,28 @@ def test_pool_part_of_runs_that_agree_and_of_a_check() -> None:
 def test_study_file_round_trip(tmp_path) -> None:
     kind = Kind("AMD EPYC", 2)
     study = Study(kind, [{"label": "a", "started": "t", "commit": "c"}], core_speed=STEADY)
-    study.design = "two-stage: precision x1.15"
+    study.design, study.blas = "two-stage: precision x1.15", "OpenBLAS SkylakeX"
     study.parts[("A1", "blocked / dispatch")] = StudyPart((4.4, 4.5, 4.6), 5.0, (0.03,) * 3)
     path = study_path(tmp_path, kind)
     assert path.name == "amd-epyc-2cpu.yaml"
     path.write_text(study.to_yaml())
     back = read_study(path)
     assert back.kind == kind and back.runs == study.runs and back.core_speed == "steady"
-    assert back.design == study.design
+    assert back.design == study.design and back.blas == study.blas
     assert back.part("A1", "blocked / dispatch") == study.part("A1", "blocked / dispatch")
-    assert back.method == METHOD_VERSION and not back.why_not_applied(STEADY, study.design)
-    other_design = back.why_not_applied(STEADY, "two-stage: precision x1.2")
+    blas = study.blas
+    assert back.method == METHOD_VERSION and not back.why_not_applied(STEADY, study.design, blas)
+    other_design = back.why_not_applied(STEADY, "two-stage: precision x1.2", blas)
     assert "of another design (two-stage: precision x1.15) than this run's" in other_design
-    assert "readings say two-speed: not applied" in back.why_not_applied(TWO_SPEED, study.design)
-    assert "not applied" in back.why_not_applied(UNKNOWN, study.design)
+    said = back.why_not_applied(TWO_SPEED, study.design, blas)
+    assert "readings say two-speed: not applied" in said
+    assert "not applied" in back.why_not_applied(UNKNOWN, study.design, blas)
+    # NumPy forced onto another kernel (OPENBLAS_CORETYPE) is another NumPy speed
+    haswell = back.why_not_applied(STEADY, study.design, "OpenBLAS Haswell")
+    assert "NumPy's BLAS ran OpenBLAS SkylakeX, and this run's ran OpenBLAS Haswell" in haswell
+    assert not back.why_not_applied(STEADY, study.design, "")  # a run with no BLAS cell
     old = Study(kind, [], method=METHOD_VERSION - 1, source="old.yaml", core_speed=STEADY)
-    assert "method version" in old.why_not_applied(STEADY, study.design)
+    assert "method version" in old.why_not_applied(STEADY, study.design, blas)
     with pytest.raises(InputError, match="second study"):
         read_studies([path, path])
     bad = tmp_path / "bad.yaml"
@@ -295,6 +301,24 @@ def test_runs_on_different_hardware_are_never_pooled() -> None:
     table, _ = verdicts.judge(cells, procs, [CLAIM])
     assert list(table["runs_pooled"]) == [1, 1]
     assert table["pooled_value"].isna().all()
+
+
+def test_runs_whose_numpy_ran_other_blas_kernels_are_never_pooled_or_judged_alike() -> None:
+    """Same CPU, NumPy forced onto another kernel by OPENBLAS_CORETYPE: another NumPy speed."""
+    three = ([3.0, 3.2, 2.9], [3.1, 2.8, 3.3], [3.0, 3.1, 2.95])
+    cells, procs = runs_of(("EPYC",) * 3, three)
+    procs["blas_kernel"] = procs["run_label"].map(
+        {"r1": "OpenBLAS SkylakeX", "r2": "OpenBLAS SkylakeX", "r3": "OpenBLAS Haswell"}
+    )
+    table, _ = verdicts.judge(cells, procs, [CLAIM])
+    assert list(table["runs_pooled"]) == [2, 2, 1]
+    study = Study(kind_of(cells), [{"label": x} for x in "abcd"], core_speed=STEADY)
+    study.blas = "OpenBLAS SkylakeX"
+    study.parts[("Z1", "num / den")] = StudyPart((1.1, 0.6, 1.5, 0.9), 3.0, (0.02,) * 4)
+    judged, _ = verdicts.judge(cells, procs, [CLAIM], {study.kind: study})
+    said = judged.set_index("run_label")["between_run"]
+    assert said["r1"].startswith("includes the spread") and said["r2"] == said["r1"]
+    assert "this run's ran OpenBLAS Haswell: not applied" in said["r3"]
 
 
 RUNS_DIR = ROOT / "results/reference/dev-2core-epyc-study"

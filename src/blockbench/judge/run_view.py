@@ -11,7 +11,7 @@ import pandas as pd
 
 from blockbench.judge import uncertainty
 from blockbench.judge.aggregate import CELL
-from blockbench.judge.studies import Kind, Study, design_of, kind_of
+from blockbench.judge.studies import Kind, Study, blas_of, design_of, kind_of
 from blockbench.judge.uncertainty import Spread
 from blockbench.measure.core_speed import classify
 from blockbench.records.spec import PHASES
@@ -79,10 +79,14 @@ class RunView:
         self.kind = kind_of(self.df) if "cpu_model" in self.df else None
         # whether its host's cores kept their speed, from every process's reading
         self.core_speed = core_speed_of(mine)
+        # the kernel NumPy's BLAS ran: another kernel is another NumPy speed
+        self.blas = blas_of(mine)
         # the between-run study of this kind of machine, if one was made by this method on
         # a host that behaved as this run's
         found = (studies or {}).get(self.kind) if self.kind else None
-        self.study_note = found.why_not_applied(self.core_speed, design_of(mine)) if found else ""
+        self.study_note = (
+            found.why_not_applied(self.core_speed, design_of(mine), self.blas) if found else ""
+        )
         self.study = found if found and not self.study_note else None
 
     @classmethod
@@ -99,11 +103,11 @@ class RunView:
 
     @property
     def pool_key(self) -> tuple | None:
-        """Runs that may be pooled share this: the kind of machine and the JAX release
-        (None: the kind is unknown, so the run stands alone)."""
+        """Runs that may be pooled share this: the kind of machine, NumPy's BLAS kernel and
+        the JAX release (None: the kind is unknown, so the run stands alone)."""
         if self.kind is None:
             return None
-        return (self.kind, self.jax_version)
+        return (self.kind, self.blas, self.jax_version)
 
     def _cell_rows(self, term: dict[str, Any], size: int | None = None) -> pd.DataFrame:
         d = self.df

@@ -72,15 +72,19 @@ class Study:
     # the stopping rule its runs were measured under ('' : a fixed design); each part's
     # `processes` is the median of the rounds its runs took (benchmarks/between_run_study.py)
     design: str = ""
+    # the kernel NumPy's BLAS ran in its runs ('OpenBLAS SkylakeX'; '': not recorded)
+    blas: str = ""
 
     def part(self, claim_id: str, part: str) -> StudyPart | None:
         return self.parts.get((claim_id, part))
 
-    def why_not_applied(self, core_speed: str, design: str) -> str:
+    def why_not_applied(self, core_speed: str, design: str, blas: str) -> str:
         """'' where the study applies to a run of its kind whose cores behaved as
-        `core_speed` says (blockbench.measure.core_speed.classify) and whose processes were
-        measured under the study's `design` (`design_of`), else why it does not: runs whose
-        cells sample for other times, or start with other rounds, spread otherwise."""
+        `core_speed` says (blockbench.measure.core_speed.classify), whose processes were
+        measured under the study's `design` (`design_of`) and whose NumPy ran the study's BLAS
+        kernel (`blas_of`; '' on either side: nothing to compare), else why it does not: runs
+        whose cells sample for other times, or start with other rounds, spread otherwise, and
+        NumPy on another kernel is another speed (docs/measuring-traps.md)."""
         name = Path(self.source).name or "given"
         if self.method != METHOD_VERSION:
             return (
@@ -97,6 +101,11 @@ class Study:
                 f"the study {name} was made of runs of another design ({self.design}) than "
                 f"this run's ({design or 'not recorded'}): not applied (re-make it from runs "
                 "of this config: docs/studies.md)"
+            )
+        if self.blas and blas and blas != self.blas:
+            return (
+                f"the study {name} was made where NumPy's BLAS ran {self.blas}, and this run's "
+                f"ran {blas}: not applied"
             )
         return ""
 
@@ -118,6 +127,7 @@ class Study:
             "kind": self.kind.as_dict(),
             "core_speed": self.core_speed,
             "design": self.design,
+            "blas": self.blas,
             "runs": self.runs,
             "parts": parts,
         }
@@ -134,6 +144,14 @@ def design_of(processes: pd.DataFrame) -> str:
     """The design a run's processes were measured under (blockbench.run.grid.design), the
     designs joined where they differ."""
     return "; ".join(sorted(set(processes["design"].fillna("")))) if "design" in processes else ""
+
+
+def blas_of(processes: pd.DataFrame) -> str:
+    """The kernels NumPy's BLAS ran in a run's cells that time it (judge.aggregate.blas_kernel),
+    joined where they differ; '' where none recorded one."""
+    if "blas_kernel" not in processes:
+        return ""
+    return "; ".join(sorted(set(processes["blas_kernel"].dropna())))
 
 
 def read_study(path: Path) -> Study:
@@ -156,12 +174,13 @@ def read_study(path: Path) -> Study:
             for name, v in named.items()
         }
         method, core_speed = int(data["method"]), str(data.get("core_speed", UNKNOWN))
-        design = str(data.get("design") or "")
+        design, blas = str(data.get("design") or ""), str(data.get("blas") or "")
     except StudyFileError:
         raise
     except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError, AttributeError) as exc:
         raise StudyFileError(f"{path}: not a between-run study ({exc})") from exc
-    return Study(kind, list(data.get("runs") or []), parts, str(path), method, core_speed, design)
+    runs = list(data.get("runs") or [])
+    return Study(kind, runs, parts, str(path), method, core_speed, design, blas)
 
 
 def read_studies(paths: Iterable[str | Path]) -> dict[Kind, Study]:
