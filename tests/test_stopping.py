@@ -17,13 +17,14 @@ import numpy as np
 import pandas as pd
 import psutil
 import pytest
-from hosts import ELSEWHERE_CPU, REFERENCE
+from hosts import ELSEWHERE_CPU, REFERENCE, ROOT
 from scipy import stats
 from tiny import workflow_copy
 
 from blockbench.judge import aggregate, stopping, uncertainty
 from blockbench.judge.stopping import Need, Unit, allocate, reason
 from blockbench.records import layout
+from blockbench.run import stages
 
 D = math.log(1.15)
 
@@ -71,6 +72,48 @@ def test_a_wide_part_gets_the_rounds_that_bring_it_to_the_target():
     capped = {"b": Unit("b", (), 3, 8, 2.0)}
     assert allocate(capped, [need], None) == {"b": 8}
     assert reason(need, {"b": 8}, capped) == stopping.CAP
+
+
+def test_a_part_over_several_units_gets_its_rounds_where_its_variance_is():
+    """A growth fit over two blocks, nearly all of its variance in one: rounds go to that
+    block, not to both alike (each unit's Stein term stays exact, as its rounds are read
+    from the first stage alone)."""
+    units = {"noisy": Unit("noisy", (), 3, 12, 1.0), "quiet": Unit("quiet", (), 3, 12, 1.0)}
+    weighted = Need("C6", "fit", ("noisy", "quiet"), 1.5 * D, 0.0, D, (0.95, 0.05))
+    rounds = allocate(units, [weighted], None)
+    assert rounds == {"noisy": 8, "quiet": 3}  # alike, each would take ceil(3 x 1.5^2) = 7
+    assert weighted.projected(rounds, units) == pytest.approx(1.5 * D * math.sqrt(0.40625))
+    # where the noisy unit reaches its cap, the quiet one's rounds are what is left to add
+    wider = Need("C6", "fit", ("noisy", "quiet"), 2 * D, 0.0, D, (0.95, 0.05))
+    assert allocate(units, [wider], None) == {"noisy": 12, "quiet": 12}
+    alike = Need("C6", "fit", ("noisy", "quiet"), 1.5 * D, 0.0, D)
+    rounds = allocate(units, [alike], None)
+    assert abs(rounds["noisy"] - rounds["quiet"]) <= 1 and alike.projected(rounds, units) <= D
+
+
+def test_a_units_weight_is_what_the_part_loses_when_its_processes_agree():
+    """The reference run's SELU speedup fit (C6) over four blocks: steadying every block
+    leaves nothing, and the shares add up to the part's squared standard error."""
+    proc = aggregate.processes(layout.raw_files(REFERENCE))
+    view = stopping.RunView(aggregate.cells(proc), proc, proc["run_label"].iloc[0])
+    claims = stages.read_claims(ROOT / "config/claims.yaml", ROOT / "config/articles.yaml")
+    (part,) = [p for c in claims for p in c["parts"] if p["name"].startswith("SELU, JAX jit CPU")]
+    sizes = sorted(set(proc[proc["workload"] == "selu"]["size"]))
+    units = {
+        f"selu@{n}": Unit(f"selu@{n}", (f"cpu/selu/jax_jit/{n}", f"cpu/selu/numpy/{n}"), 3, 12)
+        for n in sizes
+    }
+    se = stopping.evaluate_part(view, part).spread.se
+    weights = stopping._weights(view, part, se, sorted(units), units)
+    assert len(weights) == len(units) and min(weights) >= 0
+    assert sum(weights) == pytest.approx(se**2, rel=1e-6)
+    flat = view.steadied(c for u in units.values() for c in map(cell_key, u.cells))
+    assert stopping.evaluate_part(flat, part).spread.se == pytest.approx(0.0, abs=1e-12)
+
+
+def cell_key(text: str) -> tuple[str, str, str, int]:
+    device, workload, impl, size = text.split("/")
+    return device, workload, impl, int(size)
 
 
 def test_a_part_inside_its_between_run_term_stops_at_once_and_one_outside_stops_at_it():

@@ -2,11 +2,14 @@
 (blockbench.judge.uncertainty), the sizes each cell has, and the paired ratio of two sets of
 cells at one size."""
 
+import copy
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from blockbench.judge import uncertainty
@@ -108,6 +111,22 @@ class RunView:
         if self.kind is None:
             return None
         return (self.kind, self.blas, self.jax_version)
+
+    def steadied(self, cells: Iterable[tuple[str, str, str, int]]) -> "RunView":
+        """This view with the processes of `cells` (device, workload, impl, size) all at their
+        geometric mean: what a value would spread without those cells' process-to-process
+        variation (blockbench.judge.stopping weighs a part's units by it)."""
+        keys = {(self.run_label, *cell) for cell in cells}
+        other = copy.copy(self)
+        other._processes = {
+            key: (
+                g.assign(median_s=math.exp(float(np.log(g["median_s"].astype(float)).mean())))
+                if key[:5] in keys
+                else g
+            )
+            for key, g in self._processes.items()
+        }
+        return other
 
     def _cell_rows(self, term: dict[str, Any], size: int | None = None) -> pd.DataFrame:
         d = self.df

@@ -67,6 +67,9 @@ class Need:
     half: float
     floor: float
     precision: float
+    # each unit's share of the part's variance after the first stage, as `units` lists them
+    # (empty: alike); a unit whose processes agree gains the part little from more rounds
+    weights: tuple[float, ...] = ()
 
     @property
     def target(self) -> float:
@@ -74,9 +77,13 @@ class Need:
 
     def projected(self, rounds: Mapping[str, int], units: Mapping[str, Unit]) -> float:
         """Its own half-width after `rounds`: Stein's interval scales as one over the square
-        root of the rounds (of each unit, for the terms of a part over several)."""
-        share = sum(units[u].first / rounds[u] for u in self.units) / len(self.units)
-        return self.half * math.sqrt(share)
+        root of the rounds (of each unit, weighted by its share of the variance, for the terms
+        of a part over several)."""
+        weights = self.weights or (1.0,) * len(self.units)
+        shares = sum(
+            w * units[u].first / rounds[u] for u, w in zip(self.units, weights, strict=True)
+        )
+        return self.half * math.sqrt(shares / sum(weights))
 
     def wanted(self, unit: Unit) -> int:
         """The rounds of `unit` that bring this part to its target."""
@@ -94,8 +101,22 @@ def allocate(
     needs = list(needs)
     want = {name: u.first for name, u in units.items()}
     for need in needs:
-        for name in need.units:
+        if len(need.units) == 1:
+            (name,) = need.units
             want[name] = max(want[name], min(units[name].most, need.wanted(units[name])))
+    for need in needs:  # over several units: a round at a time where it narrows most per second
+        while need.projected(want, units) > need.target * (1 + 1e-9):
+            best = max(
+                (n for n in need.units if want[n] < units[n].most),
+                key=lambda n: (
+                    (need.projected(want, units) - need.projected({**want, n: want[n] + 1}, units))
+                    / max(units[n].round_s, 1e-3)
+                ),
+                default=None,
+            )
+            if best is None:
+                break
+            want[best] += 1
     cost = sum((want[n] - u.first) * u.round_s for n, u in units.items())
     if budget_s is None or cost <= budget_s:
         return want
@@ -205,9 +226,26 @@ def needs_of(
                     result.spread.half_width(),
                     floor,
                     math.log(part.get("precision", precision)),
+                    _weights(view, part, result.spread.se, sorted(mine), units),
                 )
             )
     return needs, unsized
+
+
+def _weights(
+    view: RunView, part: dict[str, Any], se: float, mine: list[str], units: Mapping[str, Unit]
+) -> tuple[float, ...]:
+    """Each unit's share of a part's variance: what the part's squared standard error loses
+    when that unit's processes all agree. Read from the first stage alone, as the rounds
+    themselves are, so Stein's intervals stay exact (empty: one unit, or nothing to tell)."""
+    if len(mine) < 2 or se <= 0:
+        return ()
+    shares = []
+    for name in mine:
+        cells = [(d, w, i, int(s)) for d, w, i, s in (c.split("/") for c in units[name].cells)]
+        without = evaluate_part(view.steadied(cells), part).spread
+        shares.append(max(0.0, se**2 - (without.se if without else 0.0) ** 2))
+    return tuple(shares) if sum(shares) > 0 else ()
 
 
 def decide(
