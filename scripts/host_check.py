@@ -20,6 +20,6 @@ print(*host_state.describe(state), sep="\n")
 # what NumPy's BLAS will run here, and whether the environment chose it
 facts = {"env": provenance.environment(), "blas": provenance.blas()}
 forced = provenance.blas_warnings(facts, blas_cell=True)
-print(*forced, sep="\n") if forced else print("NumPy's BLAS picks its own kernel")
+print(*(forced or ["NumPy's BLAS picks its own kernel"]), sep="\n")
 print("whether the cores keep their speed: python3 benchmarks/core_speed.py")
 sys.exit(1 if host_state.speed_warnings(state) or forced else 0)

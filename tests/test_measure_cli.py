@@ -91,13 +91,18 @@ def test_a_numpy_cell_on_a_forced_blas_kernel_says_which_kernel_ran(measure_cli)
 def test_only_a_blas_cell_on_a_forced_openblas_kernel_is_warned():
     forced = {
         "env": {"OPENBLAS_CORETYPE": "Haswell"},
-        "blas": {"threadpools": [{"internal_api": "openblas", "architecture": "Haswell"}]},
+        "blas": {
+            "threadpools": [
+                {"user_api": "blas", "internal_api": "openblas", "architecture": "Haswell"}
+            ]
+        },
     }
     assert blas_warnings(forced, blas_cell=True)
     # JAX's cells run XLA's own kernels; NumPy's SELU never calls the BLAS
     assert not blas_warnings(forced, blas_cell=False)
     assert not blas_warnings({**forced, "env": {}}, blas_cell=True)  # OpenBLAS chose
-    mkl = {**forced, "blas": {"threadpools": [{"internal_api": "mkl", "architecture": "x"}]}}
+    mkl_pool = {"user_api": "blas", "internal_api": "mkl", "architecture": "x"}
+    mkl = {**forced, "blas": {"threadpools": [mkl_pool]}}
     assert not blas_warnings(mkl, blas_cell=True)  # the variable does nothing to MKL
     blas_impls = {(i.workload, i.name) for i in registry.IMPLS if i.blas}
     assert blas_impls == {("matmul", "numpy"), ("dot_xx", "numpy")}

@@ -136,13 +136,8 @@ def test_a_units_weight_is_what_the_part_loses_when_its_processes_agree():
     weights = stopping._weights(view, part, se, sorted(units), units)
     assert len(weights) == len(units) and min(weights) >= 0
     assert sum(weights) == pytest.approx(se**2, rel=1e-6)
-    flat = view.steadied(c for u in units.values() for c in map(cell_key, u.cells))
+    flat = view.steadied(stopping.cell_of(c) for u in units.values() for c in u.cells)
     assert stopping.evaluate_part(flat, part).spread.se == pytest.approx(0.0, abs=1e-12)
-
-
-def cell_key(text: str) -> tuple[str, str, str, int]:
-    device, workload, impl, size = text.split("/")
-    return device, workload, impl, int(size)
 
 
 def test_a_part_inside_its_between_run_term_stops_at_once_and_one_outside_stops_at_it():

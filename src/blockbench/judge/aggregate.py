@@ -19,9 +19,10 @@ import pandas as pd
 
 from blockbench.errors import InputError
 from blockbench.judge import uncertainty
+from blockbench.measure import provenance
 from blockbench.measure.stats import kept_samples, wilson
 from blockbench.records.store import SCHEMA_VERSION, read_json, validate
-from blockbench.workloads.registry import WORKLOADS
+from blockbench.workloads.registry import WORKLOADS, impls_of
 
 CELL = ["run_label", "device", "workload", "impl", "size"]
 PROCESS = [*CELL, "repeat"]
@@ -99,17 +100,19 @@ def _get(d: dict[str, Any] | None, *keys: str) -> Any:
     return d
 
 
+# threadpoolctl's names of the BLAS libraries, as a reader knows them
+BLAS_NAMES = {"openblas": "OpenBLAS", "mkl": "MKL", "blis": "BLIS"}
+
+
 def blas_kernel(record: dict[str, Any]) -> str | None:
     """'OpenBLAS SkylakeX' (the library and the kernel threadpoolctl saw it run), for a cell
     that times NumPy's BLAS; None for any other cell or where nothing was read."""
-    cell = record["cell"]
-    impl = next((i for i in WORKLOADS[cell["workload"]].impls if i.name == cell["impl"]), None)
-    pools = _get(record["provenance"], "blas", "threadpools") or []
-    ran = [p for p in pools if p.get("user_api") == "blas" and p.get("architecture")]
-    if impl is None or not impl.blas or not ran:
+    impl = impls_of(record["cell"]["workload"]).get(record["cell"]["impl"])
+    ran = provenance.blas_kernel(record["provenance"])
+    if impl is None or not impl.blas or ran is None:
         return None
-    names = {"openblas": "OpenBLAS", "mkl": "MKL", "blis": "BLIS"}
-    return f"{names.get(ran[0]['internal_api'], ran[0]['internal_api'])} {ran[0]['architecture']}"
+    library, kernel = ran
+    return f"{BLAS_NAMES.get(library, library)} {kernel}"
 
 
 def cell_columns(record: dict[str, Any], source: Path) -> dict[str, Any]:

@@ -165,13 +165,14 @@ def part_cells(part: dict[str, Any], size: int | None) -> set[tuple[str, str, st
     return {(t["device"], t["workload"], t["impl"], at) for t in terms}
 
 
+def cell_of(key: str) -> tuple[str, str, str, int]:
+    """'cpu/selu/numpy/1000' (a unit's cell, as the decision's JSON names it) as a tuple."""
+    device, workload, impl, size = key.split("/")
+    return device, workload, impl, int(size)
+
+
 def _unit_of(units: Mapping[str, Unit]) -> dict[tuple[str, str, str, int], str]:
-    out = {}
-    for name, unit in units.items():
-        for key in unit.cells:
-            device, workload, impl, size = key.split("/")
-            out[(device, workload, impl, int(size))] = name
-    return out
+    return {cell_of(key): name for name, unit in units.items() for key in unit.cells}
 
 
 @dataclass(frozen=True)
@@ -242,8 +243,7 @@ def _weights(
         return ()
     shares = []
     for name in mine:
-        cells = [(d, w, i, int(s)) for d, w, i, s in (c.split("/") for c in units[name].cells)]
-        without = evaluate_part(view.steadied(cells), part).spread
+        without = evaluate_part(view.steadied(map(cell_of, units[name].cells)), part).spread
         shares.append(max(0.0, se**2 - (without.se if without else 0.0) ** 2))
     return tuple(shares) if sum(shares) > 0 else ()
 

@@ -151,6 +151,14 @@ def blas() -> dict[str, Any]:
     return {"numpy_build": build, "threadpools": safe(threadpool_info)}
 
 
+def blas_kernel(facts: dict[str, Any]) -> tuple[str, str] | None:
+    """(library, kernel) NumPy's BLAS ran, as threadpoolctl names them ('openblas',
+    'SkylakeX'), from a record's provenance; None where nothing was read."""
+    pools = (facts.get("blas") or {}).get("threadpools") or []
+    ran = [p for p in pools if p.get("user_api") == "blas" and p.get("architecture")]
+    return (ran[0]["internal_api"], ran[0]["architecture"]) if ran else None
+
+
 def blas_warnings(facts: dict[str, Any], blas_cell: bool) -> list[str]:
     """A cell timing NumPy's BLAS (`Impl.blas`) whose OpenBLAS kernel the environment chose
     (OPENBLAS_CORETYPE, which some hosts set for old OpenBLAS builds) did not time NumPy as it
@@ -158,12 +166,11 @@ def blas_warnings(facts: dict[str, Any], blas_cell: bool) -> list[str]:
     5000 from 0.30 to 0.53 s, and C1's JAX / NumPy from 2.9 to 1.6 (docs/measuring-traps.md).
     The kernel OpenBLAS actually ran is recorded beside it (threadpoolctl's `architecture`)."""
     forced = (facts.get("env") or {}).get("OPENBLAS_CORETYPE")
-    pools = (facts.get("blas") or {}).get("threadpools") or []
-    ran = [p.get("architecture") for p in pools if p.get("internal_api") == "openblas"]
-    if not blas_cell or not forced or not ran:
+    ran = blas_kernel(facts)
+    if not blas_cell or not forced or ran is None or ran[0] != "openblas":
         return []
     return [
-        f"NumPy's BLAS: OpenBLAS ran its {ran[0]} kernel because OPENBLAS_CORETYPE={forced} is "
+        f"NumPy's BLAS: OpenBLAS ran its {ran[1]} kernel because OPENBLAS_CORETYPE={forced} is "
         "set, not the kernel it picks for this CPU: unset OPENBLAS_CORETYPE (and "
         "OPENBLAS_L2_SIZE) to time NumPy as installed"
     ]
