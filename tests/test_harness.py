@@ -1,5 +1,6 @@
 """The measurement core measures what it claims: blocked, phase by phase, without leaks."""
 
+import weakref
 from dataclasses import replace
 
 import jax
@@ -85,6 +86,38 @@ def test_dispatch_takes_30_single_call_samples_each_with_the_kernels_account():
             assert dispatch["median_s"] == pytest.approx(float(np.median(clean)))
     # the clock's own cost is measured and taken out of every timed region
     assert 0 < record["provenance"]["sampling"]["timer_cost_s"] < 1e-5
+    # and every phase says how many page faults its calls took (a 200x200 product: few)
+    for name in ("dispatch", "steady", "asarray"):
+        assert 0 <= record["phases"][name]["faults_per_call"] < 200 * 200 * 4 / 4096
+
+
+@pytest.mark.parametrize("phase", ["steady", "dispatch"])
+def test_each_result_is_dropped_before_the_next_call(phase):
+    """As `%timeit f(x).block_until_ready()` drops it: a result kept alive while the next call
+    runs makes the allocator hold two outputs, and glibc may then fault each new one in."""
+    alive: weakref.WeakSet = weakref.WeakSet()
+    seen: list[int] = []
+
+    class Result:
+        pass
+
+    def call() -> Result:
+        seen.append(len(alive))
+        out = Result()
+        alive.add(out)
+        return out
+
+    run = getattr(harness, phase)(call, (), lambda out: out)
+    run(5, sampling.Window())
+    assert seen == [0] * 5
+
+
+def test_only_a_processs_first_warm_phases_warm_up_for_warmup_s():
+    rule = StopRule(warmup=1, warmup_s=0.1)
+    assert cell.warm_rule(rule, warmed_by_check=False, settled=False) == rule
+    assert cell.warm_rule(rule, warmed_by_check=False, settled=True).warmup_s == 0
+    by_check = cell.warm_rule(rule, warmed_by_check=True, settled=False)
+    assert by_check.warmup == 0 and sampling.Sampler(lambda n, w: None, by_check).warms_for == 0
 
 
 def test_one_array_output_waits_through_the_arrays_own_method():

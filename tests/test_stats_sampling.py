@@ -1,5 +1,6 @@
 """The statistics and the adaptive stop rule, on operations with known behaviour."""
 
+import mmap
 import random
 import time
 
@@ -122,7 +123,8 @@ def test_the_calibration_run_is_the_first_sample():
         busy(0.01 * loops)
         window.elapsed += 0.01 * loops
 
-    got = collect(run, StopRule(min_samples=5, min_time_s=0, max_time_s=0.01, warmup=1))
+    rule = StopRule(min_samples=5, min_time_s=0, max_time_s=0.01, warmup=1, warmup_s=0)
+    got = collect(run, rule)
     assert calls == [1] * 6  # one warm-up call, then five samples, the first from calibration
     assert len(got.samples_s) == 5
 
@@ -196,7 +198,7 @@ def test_phases_in_turn_alternate_sample_by_sample_and_each_counts_its_own_time(
 
         return run
 
-    rule = StopRule(min_samples=4, min_time_s=0.0, max_time_s=0.05, target_rel_ci=1e-9)
+    rule = StopRule(min_samples=4, min_time_s=0.0, max_time_s=0.05, target_rel_ci=1e-9, warmup_s=0)
     a, b = Sampler(phase("a", 0.006), rule), Sampler(phase("b", 0.006), rule)
     got_a, got_b = in_turn([a, b])
     assert calls[:4] == ["a", "a", "b", "b"]  # each warms up and calibrates (one 6 ms call)
@@ -238,3 +240,62 @@ def test_the_single_call_floor_is_judged_from_the_fastest_warm_up_call():
     rule = StopRule(min_samples=2, min_time_s=0.0, max_time_s=0.001)
     got = collect(run, rule, calibrated=False, warm=True, single_calls=30)
     assert got.floor == 30 and len(got.samples_s) == 30
+
+
+def test_phases_in_turn_warm_up_in_turn_for_warmup_s_before_calibrating():
+    """What settles in a fresh process (XLA's pool threads on their cores) takes tens of
+    milliseconds of calls, not one call: warm-up calls go on, in turn, for `warmup_s`."""
+    calls: list[str] = []
+
+    def phase(name: str):
+        def run(loops: int, window) -> None:
+            window.start()
+            for _ in range(loops):
+                busy(0.002)
+            window.stop()
+            calls.append(name)
+
+        return run
+
+    rule = StopRule(min_samples=2, min_time_s=0.0, max_time_s=0.0, warmup_s=0.04)
+    t0 = time.perf_counter()
+    a, b = Sampler(phase("a"), rule), Sampler(phase("b"), rule)
+    in_turn([a, b])
+    assert len(a.walls) == len(b.walls) >= 9  # 40 ms of 2 ms calls, half each
+    assert sum(a.walls) + sum(b.walls) >= 0.04
+    assert calls[: 2 * len(a.walls)] == ["a", "b"] * len(a.walls)
+    assert time.perf_counter() - t0 < 1.0
+    # a phase the check's call warmed (`warmup=0`) takes no warm-up at all
+    calls.clear()
+    warmed = Sampler(phase("c"), StopRule(min_samples=2, max_time_s=0.0, warmup=0))
+    in_turn([warmed])
+    assert warmed.walls == [] and calls[0] == "c" and len(calls) <= 4
+
+
+def test_each_sample_counts_the_page_faults_of_its_calls():
+    """A call that maps fresh memory and touches it faults once a page; one that reuses its
+    memory does not. The count is the process's, read outside the timed region."""
+    pages = 64
+
+    def fresh(loops: int, window) -> None:
+        window.start()
+        for _ in range(loops):
+            with mmap.mmap(-1, pages * mmap.PAGESIZE) as block:
+                for page in range(pages):
+                    block[page * mmap.PAGESIZE] = 1
+        window.stop()
+
+    reused = bytearray(pages * mmap.PAGESIZE)
+
+    def same(loops: int, window) -> None:
+        window.start()
+        for _ in range(loops):
+            for page in range(pages):
+                reused[page * mmap.PAGESIZE] = 1
+        window.stop()
+
+    rule = StopRule(min_samples=5, min_time_s=0.0, max_time_s=0.0, warmup_s=0)
+    faulting = collect(fresh, rule)
+    assert len(faulting.faults) == len(faulting.samples_s)
+    assert min(faulting.faults) >= pages
+    assert max(collect(same, rule).faults) < pages / 4

@@ -36,7 +36,7 @@ from blockbench.measure.stats import (
     summarize,
     wilson,
 )
-from blockbench.records.spec import CellSpec
+from blockbench.records.spec import CellSpec, StopRule
 from blockbench.workloads.declare import deferred
 from blockbench.workloads.registry import Impl, Workload, lookup
 
@@ -138,7 +138,18 @@ def phase_record(collected: Collected) -> dict[str, Any]:
     }
     if collected.floor is not None:
         record["floor"] = collected.floor
+    if collected.faults:  # median over every sample, as the spread between processes is
+        record["faults_per_call"] = float(np.median(collected.faults))
     return record
+
+
+def warm_rule(rule: StopRule, warmed_by_check: bool, settled: bool) -> StopRule:
+    """A phase's warm-up: none after the check's call made it; its count alone once an
+    earlier phase of the process warmed for `warmup_s`, since what settles then (XLA's pool
+    threads finding their cores) is the process's, not the phase's."""
+    if warmed_by_check:
+        return replace(rule, warmup=0)
+    return replace(rule, warmup_s=0.0) if settled else rule
 
 
 def check_record(workload: Workload, impl: Impl, host_args: tuple, out: Any, dev: Any) -> dict:
@@ -361,6 +372,7 @@ def measure(spec: CellSpec, progress: Callable[[dict[str, Any]], None]) -> dict[
             if check_first:
                 record["check"] = check()
             timeline["sampling"] = time.time()
+            settled = False  # has a phase warmed for `warmup_s` yet (warm_rule)
             for group in turn_groups(plan):
                 record["current_phase"] = "+".join(phase.name for phase in group)
                 progress(record)
@@ -368,9 +380,7 @@ def measure(spec: CellSpec, progress: Callable[[dict[str, Any]], None]) -> dict[
                 samplers = [
                     Sampler(
                         phase.build(),
-                        replace(phase.rule(spec.rule), warmup=0)
-                        if warmed
-                        else phase.rule(spec.rule),
+                        warm_rule(phase.rule(spec.rule), warmed, settled),
                         phase.calibrated,
                         spec.deadline,
                         probe=probe,
@@ -381,6 +391,7 @@ def measure(spec: CellSpec, progress: Callable[[dict[str, Any]], None]) -> dict[
                 ]
                 with harness.no_implicit_transfers(impl):
                     collected = in_turn(samplers)
+                settled = settled or any(sampler.warms_for > 0 for sampler in samplers)
                 for phase, got in zip(group, collected, strict=True):
                     record["phases"][phase.name] = phase_record(got) | {"in_turn": len(group) > 1}
                     note = phase.note or (WARMED_BY_CHECK if warmed else "")

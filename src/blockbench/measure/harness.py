@@ -154,7 +154,8 @@ def first_call(impl: Impl, args: tuple[Any, ...]) -> PhaseRun:
 
 
 def dispatch(call: Callable[..., Any], args: tuple[Any, ...], wait: Callable) -> PhaseRun:
-    """Only the call's return is timed; the wait before the next call is not."""
+    """Only the call's return is timed; the wait before the next call is not, and the result
+    is dropped there too (see `steady`)."""
 
     def run(loops: int, window: Window) -> None:
         for _ in range(loops):
@@ -162,17 +163,27 @@ def dispatch(call: Callable[..., Any], args: tuple[Any, ...], wait: Callable) ->
             out = call(*args)
             window.stop()
             wait(out)
+            del out
 
     return run
 
 
 def steady(call: Callable[..., Any], args: tuple[Any, ...], wait: Callable) -> PhaseRun:
-    """Blocked every call: the time a user waits for a ready result, call after call."""
+    """Blocked every call: the time a user waits for a ready result, call after call.
+
+    Each result is dropped before the next call, as `%timeit f(x).block_until_ready()` (the
+    articles' code) drops it. A loop that keeps the last result while the next call runs
+    holds two outputs at once, and glibc's malloc may then hand each new one back to the
+    kernel and fault it in again: the jit SELU at 10^6 took 634 page faults and 0.84 ms a
+    call that way in one process of three, against none and 0.21 ms dropping it
+    (benchmarks/pool_modes.py --keep shows it).
+    """
 
     def run(loops: int, window: Window) -> None:
         out = None
         window.start()
         for _ in range(loops):
+            out = None
             out = wait(call(*args))
         window.stop()
         if not all_ready(out):

@@ -8,6 +8,7 @@ outside the timed region (blockbench.measure.disturbance), so every sample knows
 disturbed, and it takes the timer's own cost out of every timed region.
 """
 
+import resource
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -34,23 +35,35 @@ def _timer_cost(pairs: int = 2000) -> float:
 TIMER_COST_S = _timer_cost()
 
 
+def minor_faults() -> int:
+    """Page faults the whole process (every thread) has taken that needed no disk: memory
+    that malloc handed back to the kernel and touched again. Eager JAX on glibc takes
+    thousands per call in some processes and none in others (docs/measuring-traps.md)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
 class Window:
     """The timed regions of one sample: their summed time, and the kernel counters around
     them (read outside the timed region, so reading them costs the sample nothing)."""
 
-    def __init__(self, probe: Probe | None = None) -> None:
-        self.probe = probe
+    def __init__(self, probe: Probe | None = None, count_faults: bool = True) -> None:
+        self.probe, self.count_faults = probe, count_faults
         self.elapsed = 0.0
+        self.faults = 0  # minor page faults inside the timed regions (where counted)
         self.parts: list[Disturbance | None] = []
         self._before = None
         self._t0 = 0.0
+        self._f0 = 0
 
     def start(self) -> None:
         self._before = self.probe.read() if self.probe else None
+        self._f0 = minor_faults() if self.count_faults else 0
         self._t0 = clock()
 
     def stop(self) -> None:
         t1 = clock()
+        if self.count_faults:
+            self.faults += minor_faults() - self._f0
         self.elapsed += max(t1 - self._t0 - TIMER_COST_S, 0.0)
         if self.probe:
             self.parts.append(between(self._before, self.probe.read(), len(self.probe.cores)))
@@ -87,6 +100,7 @@ class Collected:
     samples_s: list[float] = field(default_factory=list)  # per-call seconds, one per sample
     # the kernel's account of each sample (None where the host has no per-thread counters)
     disturbances: list[Disturbance | None] = field(default_factory=list)
+    faults: list[float] = field(default_factory=list)  # minor page faults per call, per sample
     loops: int = 1
     converged: bool = False
     rel_ci: float = float("inf")
@@ -94,28 +108,33 @@ class Collected:
     floor: int | None = None  # the raised floor of a single-call phase, where there is one
 
 
-def timed(run: PhaseRun, loops: int, probe: Probe | None = None) -> tuple[float, Window]:
+def timed(
+    run: PhaseRun, loops: int, probe: Probe | None = None, count_faults: bool = True
+) -> tuple[float, Window]:
     """One sample: seconds in the timed regions for `loops` calls, and its window."""
-    window = Window(probe)
+    window = Window(probe, count_faults)
     run(loops, window)
     return window.elapsed, window
 
 
-def grouped(run: PhaseRun, n: int, probe: Probe) -> tuple[list[float], Disturbance | None]:
+def grouped(run: PhaseRun, n: int, probe: Probe) -> tuple[list[float], Disturbance | None, float]:
     """`n` single-call samples between two readings of the counters (PROBE_GROUP), the first
-    call after a reading untimed, and the group's disturbance."""
+    call after a reading untimed; the group's disturbance, and its page faults per call
+    (read around the group too, for the same reason)."""
     before = probe.read()
-    timed(run, 1)
-    samples = [timed(run, 1)[0] for _ in range(n)]
-    return samples, between(before, probe.read(), len(probe.cores))
+    timed(run, 1, count_faults=False)
+    faults = minor_faults()
+    samples = [timed(run, 1, count_faults=False)[0] for _ in range(n)]
+    faults = minor_faults() - faults
+    return samples, between(before, probe.read(), len(probe.cores)), faults / n
 
 
 def calibrate(
     run: PhaseRun, sample_time_s: float, max_loops: int = 1_000_000, probe: Probe | None = None
-) -> tuple[int, float, Disturbance | None, float]:
+) -> tuple[int, float, Window, float]:
     """Smallest loops (1, 2, 5, 10, 20, ...) whose sample lasts sample_time_s, as timeit does,
     the per-call time of that last run (a valid sample: it ran with those loops), its
-    disturbance, and its wall time (with the untimed work around the timed region).
+    window, and its wall time (with the untimed work around the timed region).
 
     Growth also stops when the untimed work around the timed region (the block after a
     dispatch, computing results to read back) makes a sample long in wall time: a 10 us
@@ -129,7 +148,7 @@ def calibrate(
             spent, window = timed(run, n, probe)
             wall = time.perf_counter() - t0
             if spent >= sample_time_s or wall >= 4 * sample_time_s or n == max_loops:
-                return n, spent / n, window.disturbance(), wall
+                return n, spent / n, window, wall
         loops *= 10
 
 
@@ -167,16 +186,26 @@ class Sampler:
         self.out = Collected()
         self.last_wall = 0.0
         self.spent = 0.0
+        self.walls: list[float] = []  # wall seconds of each warm-up call
+
+    @property
+    def warms_for(self) -> float:
+        """Seconds of warm-up calls this phase wants before calibrating (0: none)."""
+        return self.rule.warmup_s if self.warm and self.rule.warmup > 0 else 0.0
+
+    def warm_call(self) -> None:
+        t0 = time.perf_counter()
+        timed(self.run, 1, count_faults=False)
+        self.walls.append(time.perf_counter() - t0)
 
     def prepare(self) -> None:
-        walls: list[float] = []
+        walls = self.walls
         if self.warm:
             # a single-call phase judges how many calls fit from its fastest of a few
             # warm-up calls: one call that a neighbour slowed must not cut the floor
-            for _ in range(max(self.rule.warmup, SINGLE_CALL_WARMUPS if self.single_calls else 0)):
-                t0 = time.perf_counter()
-                timed(self.run, 1)
-                walls.append(time.perf_counter() - t0)
+            need = max(self.rule.warmup, SINGLE_CALL_WARMUPS if self.single_calls else 0)
+            while len(walls) < need:
+                self.warm_call()
             self.last_wall = walls[-1] if walls else 0.0
         if self.single_calls:
             fit = int(SINGLE_CALL_WALL_S / max(min(walls, default=0.0), 1e-9))
@@ -186,11 +215,12 @@ class Sampler:
             self.last_wall = 0.0
         if self.calibrated:
             out = self.out
-            out.loops, first, disturbance, self.last_wall = calibrate(
+            out.loops, first, window, self.last_wall = calibrate(
                 self.run, self.rule.sample_time_s, probe=self.probe
             )
             out.samples_s.append(first)
-            out.disturbances.append(disturbance)
+            out.disturbances.append(window.disturbance())
+            out.faults.append(window.faults / out.loops)
         self.spent = self.last_wall
 
     def step(self) -> bool:
@@ -204,13 +234,15 @@ class Sampler:
         t0 = time.perf_counter()
         if self.single_calls and self.probe is not None:
             room = self.rule.max_samples - len(out.samples_s)
-            samples, disturbance = grouped(self.run, min(PROBE_GROUP, room), self.probe)
+            samples, disturbance, faults = grouped(self.run, min(PROBE_GROUP, room), self.probe)
             out.samples_s += samples
             out.disturbances += [disturbance] * len(samples)
+            out.faults += [faults] * len(samples)
         else:
             spent, window = timed(self.run, out.loops, self.probe)
             out.samples_s.append(spent / out.loops)
             out.disturbances.append(window.disturbance())
+            out.faults.append(window.faults / out.loops)
         self.last_wall = time.perf_counter() - t0
         self.spent += self.last_wall
         return True
@@ -219,11 +251,19 @@ class Sampler:
 def collect(run: PhaseRun, rule: StopRule, **options: Any) -> Collected:
     """Sample a phase until the stop rule says so; every raw sample is kept. `options` are
     `Sampler`'s."""
-    sampler = Sampler(run, rule, **options)
-    sampler.prepare()
-    while sampler.step():
-        pass
-    return sampler.out
+    return in_turn([Sampler(run, rule, **options)])[0]
+
+
+def warm_up(samplers: list[Sampler]) -> None:
+    """Untimed calls of the phases that warm up, one of each in turn, until the longest
+    `warmup_s` among them has passed; each phase's `warmup` count is then made up in
+    `prepare`."""
+    warming = [s for s in samplers if s.warms_for > 0]
+    seconds = max((s.warms_for for s in warming), default=0.0)
+    t0 = time.perf_counter()
+    while warming and time.perf_counter() - t0 < seconds:
+        for sampler in warming:
+            sampler.warm_call()
 
 
 def in_turn(samplers: list[Sampler]) -> list[Collected]:
@@ -231,6 +271,7 @@ def in_turn(samplers: list[Sampler]) -> list[Collected]:
     every one is done. Phases that a claim divides by each other (A2: the readback over the
     blocked call) then see the same seconds of the machine: a minute in which the host
     runs slow raises both, and their ratio within the process stays put."""
+    warm_up(samplers)
     for sampler in samplers:
         sampler.prepare()
     going = list(samplers)

@@ -14,7 +14,9 @@ CONFIDENCE = 0.95
 # block's round is one chain of jobs, one node on a cluster, in an order drawn for the block
 # alone (blockbench.run.run_order.chains): after an update a run's chained cells are measured
 # again, and pairing them with cells of the older order would compare two minutes.
-METHOD_VERSION = 4
+# 5: each steady call's result dropped before the next call, as the articles' %timeit does; a
+# process's first phases warm up for `warmup_s` (StopRule), not for one call.
+METHOD_VERSION = 5
 # Every phase a cell can have, in the order a user meets them (and the harness measures them).
 PHASES = (
     "host_to_device",
@@ -58,6 +60,11 @@ class StopRule:
     max_samples: int = 2000
     sample_time_s: float = 0.005  # calibrate loops so one sample lasts at least this
     warmup: int = 1
+    # ...and the process's first phases that warm up go on (in turn) until their warm-up
+    # calls have lasted this long, so that its first sample finds XLA's pool threads settled
+    # on their cores: on a 2-core VM the jit SELU at 10^6 ran at 0.4 ms a call for 10 ms to
+    # 0.3 s of a fresh process, then at 0.21 ms (benchmarks/pool_modes.py).
+    warmup_s: float = 0.1
     # A first sample this long (timed seconds, not the wait around a dispatch) that nothing
     # disturbed is the process's value: the spread that matters is between processes,
     # which a second call of half a second in the same process does not measure; the default

@@ -117,11 +117,13 @@ def phase_s(model: dict[str, Any], cell: Cell, phase: str, rule: StopRule) -> fl
         )
         one = model["compile_s"][device] + call
         return (1 if once or one >= rule.long_sample_s else rule.min_samples) * one
+    # warm-up: `warmup` calls, and calls until `warmup_s` has passed (the last may run over)
+    warm = max(rule.warmup * call, rule.warmup_s + call) if rule.warmup else 0.0
     if phase == "dispatch":
-        return call + max(min(30 * call, SINGLE_CALL_WALL_S), rule.min_samples * call)
+        return warm + max(min(30 * call, SINGLE_CALL_WALL_S), rule.min_samples * call)
     if call >= rule.long_sample_s:  # one clean sample stands for the process
-        return rule.warmup * call + call
-    return rule.warmup * call + 3 * sample + max(rule.min_samples * sample, rule.max_time_s)
+        return warm + call
+    return warm + 3 * sample + max(rule.min_samples * sample, rule.max_time_s)
 
 
 def process_s(config: dict[str, Any], job: Job) -> float:
