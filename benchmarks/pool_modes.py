@@ -19,11 +19,12 @@ processes average out.
 
 On a 2-core AMD EPYC VM whose cores kept their speed (2026-11-25): the jit SELU at 10^6
 ran at 0.2 to 0.4 ms a call for its first 10 to 50 ms and at 0.20 ms after, in every process
-(the spread of eight fell from 0.3 in the first 50 ms to 0.01-0.04 after 0.1 s); with `--keep`, one process of eight stayed at 0.8 ms a
-call with 411 page faults a call. The eager SELU kept a mode for seconds: 3.4 to 4.2 ms with
-2,600 to 3,350 faults a call in six processes, 1.35 to 1.5 ms with 940 to 1,200 in two (one
-changed after 0.4 s), while XLA's threads waited for a core about as long as they ran
-(docs/measuring-traps.md, "Eager calls at the allocator's mercy").
+(the spread of eight fell from 0.3 in the first 50 ms to 0.01-0.04 after 0.1 s); with
+`--keep`, one process of eight stayed at 0.8 ms a call, with 411 page faults a call. The eager
+SELU kept a mode for seconds: 3.4 to 4.2 ms with 2,600 to 3,350 faults a call in six
+processes, 1.35 to 1.5 ms with 940 to 1,200 in two (one changed after 0.4 s), while XLA's
+threads waited for a core about as long as they ran (docs/measuring-traps.md, "Eager calls
+at the allocator's mercy").
 """
 
 import argparse
