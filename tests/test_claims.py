@@ -297,6 +297,20 @@ def test_reference_speedups_use_the_cpu_baseline():
     assert (numpy_rows["speedup"] == 1.0).all()
 
 
+def test_a_cells_page_faults_show_its_processes_allocator_modes():
+    """The committed run of method version 5: eager SELU at 10^6 ran in processes with no page
+    faults and in others with thousands a call (docs/measuring-traps.md); NumPy's took the same
+    2,166 a call in every process. An older run's records have no count: NaN in its cells."""
+    df = measurements(raw_files(ROOT / "results/reference/dev-2core-zen5/raw/v5-2157"))
+    steady = df[(df["workload"] == "selu") & (df["size"] == 1_000_000) & (df["phase"] == "steady")]
+    eager = steady[steady["impl"] == "jax"].iloc[0]
+    assert eager["faults_min"] == 0 and eager["faults_max"] > 1000
+    numpy = steady[steady["impl"] == "numpy"].iloc[0]
+    assert 2000 < numpy["faults_min"] <= numpy["faults_max"] < 2200
+    old = measurements(raw_files(ROOT / "results/reference/dev-2core-epyc/raw/epyc-65b7fad"))
+    assert old["faults_max"].isna().all()
+
+
 # ---- A/A and known differences: the three-way verdicts on noisy data ----------------------
 
 

@@ -44,6 +44,7 @@ STAT_COLUMNS = [
     "median_all_s",
     "clean_median_s",
     "kept",
+    "faults_per_call",  # absent (None) in records before method version 5
 ]
 # What the kernel said of a process's samples (blockbench.measure.disturbance), per process.
 DISTURBANCE_COLUMNS = ["disturbed", "outside", "inside", "slow", "kept_s"]
@@ -287,6 +288,7 @@ def _phase_row(shared: dict[str, Any], phase: str, p: pd.DataFrame) -> dict[str,
     disturbed, disturbed_low, disturbed_high = _share(p["disturbed"], totals)
     inside, inside_low, inside_high = _share(p["inside"], totals)
     slow, slow_low, slow_high = _share(p["slow"], totals.where(p["slow"].notna()))
+    faults = pd.to_numeric(p.get("faults_per_call", pd.Series(dtype=float)), errors="coerce")
     return {
         **shared,
         "phase": phase,
@@ -312,6 +314,10 @@ def _phase_row(shared: dict[str, Any], phase: str, p: pd.DataFrame) -> dict[str,
         "slow_fraction": slow,
         "slow_ci_low": slow_low,
         "slow_ci_high": slow_high,
+        # page faults a call, fewest and most over the processes: a wide range is a cell
+        # whose processes ran in different allocator modes (docs/measuring-traps.md)
+        "faults_min": faults.min(),
+        "faults_max": faults.max(),
     }
 
 
