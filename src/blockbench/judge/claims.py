@@ -31,7 +31,6 @@ from blockbench.judge.part_result import (
     PartResult,
 )
 from blockbench.judge.run_view import (
-    MIN_SAMPLES,
     Missing,
     RunView,
     _phase,
@@ -161,7 +160,6 @@ def eval_growth(view: RunView, part: dict[str, Any]) -> PartResult:
         f"over sizes {rows['size'].tolist()} "
         f"({rows['median_s'].iloc[0]:.3g} s to {rows['median_s'].iloc[-1]:.3g} s)"
     )
-    few = rows[rows["n_min"] < MIN_SAMPLES]
     return _result(
         part,
         fit.exponent.estimate,
@@ -172,7 +170,6 @@ def eval_growth(view: RunView, part: dict[str, Any]) -> PartResult:
         models={f"{term['device']}: {rows['device_model'].iloc[0]}"},
         detail=detail,
         n_min=int(rows["n_min"].min()),
-        warnings=[f"{term['phase']} at {r.size}: {r.n_min} sample(s)" for r in few.itertuples()],
         processes=fit.processes,
     )
 

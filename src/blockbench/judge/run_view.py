@@ -19,8 +19,6 @@ from blockbench.judge.uncertainty import Spread
 from blockbench.measure.core_speed import classify
 from blockbench.records.spec import PHASES
 
-MIN_SAMPLES = 5  # fewer samples than this in a phase a part uses is flagged
-
 
 class Missing(Exception):
     """A cell a claim needs was not measured fine; the message says why."""
@@ -328,9 +326,6 @@ def ratio_at(view: RunView, part: dict[str, Any], size: int) -> Measured:
             samples.append(got.samples)
         models.add(f"{t['device']}: {got.model}")
         counts.append(got.n_min)
-        if got.n_min < MIN_SAMPLES:
-            phase = t.get("phase", "steady")
-            warnings.append(f"{t['impl']} {phase} at {size}: {got.n_min} sample(s)")
         mine = term_warnings(got.warnings, t.get("phase", "steady"))
         if mine:
             warnings.append(f"{t['impl']} at {size}: {'; '.join(mine)}")
