@@ -257,7 +257,9 @@ def collect(run: PhaseRun, rule: StopRule, **options: Any) -> Collected:
 def warm_up(samplers: list[Sampler]) -> None:
     """Untimed calls of the phases that warm up, one of each in turn, until the longest
     `warmup_s` among them has passed; each phase's `warmup` count is then made up in
-    `prepare`."""
+    `prepare`. Time, not a count: what settles is the process (XLA's pool threads finding
+    their cores, 10 ms to 0.3 s of calls), and a count long enough for a 10 ms call is far
+    too short for a 10 us one."""
     warming = [s for s in samplers if s.warms_for > 0]
     seconds = max((s.warms_for for s in warming), default=0.0)
     t0 = time.perf_counter()
