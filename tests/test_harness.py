@@ -86,9 +86,10 @@ def test_dispatch_takes_30_single_call_samples_each_with_the_kernels_account():
             assert dispatch["median_s"] == pytest.approx(float(np.median(clean)))
     # the clock's own cost is measured and taken out of every timed region
     assert 0 < record["provenance"]["sampling"]["timer_cost_s"] < 1e-5
-    # and every phase says how many page faults its calls took (a 200x200 product: few)
+    # and every phase says how many page faults its calls took: at most a few times the
+    # output's 40 pages, whether or not this host's malloc hands the output back each call
     for name in ("dispatch", "steady", "asarray"):
-        assert 0 <= record["phases"][name]["faults_per_call"] < 200 * 200 * 4 / 4096
+        assert 0 <= record["phases"][name]["faults_per_call"] < 4 * 200 * 200 * 4 / 4096
 
 
 @pytest.mark.parametrize("phase", ["steady", "dispatch"])
