@@ -110,6 +110,22 @@ def test_a_blocks_round_is_one_chain_per_device_in_the_runs_order():
     assert any(c.device == "gpu" for c, _ in chains)  # GPU cells chained apart
 
 
+def test_a_job_waits_for_the_last_job_before_it_that_the_run_measures():
+    """D1's block in an added round where only convolve / scan needed it: whatever the
+    shuffled order, each measured job waits for the measured one before it, and the eager
+    loop, which sits the round out, is never waited for (waiting would measure it)."""
+    d1 = [cell("stencil", i, 64) for i in ("loop", "convolve", "scan")]
+    order = run_order.order(d1, CLAIMS, dict.fromkeys(d1, 12), seed=0)
+    chains = run_order.chains(order)
+    loop = d1[0]
+    takes = lambda c, r: c != loop or r < 3  # noqa: E731
+    for r in range(12):
+        ranked = sorted((c for c in d1 if takes(c, r)), key=lambda c: -order[(c, r)][0])
+        waits = [run_order.before(chains, (c, r), takes) for c in ranked]
+        assert waits == [None, *((c, r) for c in ranked[:-1])]
+    assert any(chains.get((c, r), (None,))[0] == loop for c in d1 for r in range(3, 12))
+
+
 def test_a_cell_added_elsewhere_leaves_every_blocks_chains_as_they_were():
     """Chains are inputs of the jobs: a changed one would measure a finished cell again."""
     grown = [*PLAN, cell("selu", "numpy", 77)]

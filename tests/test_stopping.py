@@ -66,12 +66,32 @@ def test_a_wide_part_gets_the_rounds_that_bring_it_to_the_target():
     units = {"b": Unit("b", ("cpu/m/a/1", "cpu/m/b/1"), 3, 12, 2.0)}
     need = Need("C1", "ratio", ("b",), 2 * D, 0.0, D)  # twice as wide: four times the rounds
     rounds = allocate(units, [need], None)
-    assert rounds == {"b": 12}
-    assert need.projected(rounds, units) == pytest.approx(D)
+    assert rounds == {"cpu/m/a/1": 12, "cpu/m/b/1": 12}
+    assert need.projected(need.paired(rounds, units), units) == pytest.approx(D)
     assert reason(need, rounds, units) == stopping.PRECISE
     capped = {"b": Unit("b", (), 3, 8, 2.0)}
     assert allocate(capped, [need], None) == {"b": 8}
     assert reason(need, {"b": 8}, capped) == stopping.CAP
+
+
+def test_a_blocks_rounds_go_only_to_the_cells_whose_parts_need_them():
+    """C5's eager SELU / NumPy needs rounds; C6 reads the jit SELU of the same block and is
+    precise already: the jit cell sits the added rounds out, and the budget pays for the
+    cells that take them, not for the block's every cell."""
+    numpy, eager, jit = "cpu/selu/numpy/1000000", "cpu/selu/jax/1000000", "cpu/selu/jax_jit/1000000"
+    block = Unit("selu", (jit, eager, numpy), 3, 12, 6.0, (3.0, 2.0, 1.0))
+    units = {"selu": block}
+    c5 = Need("C5", "eager", ("selu",), 2 * D, 0.0, D, (), (eager, numpy))
+    c6 = Need("C6", "fit", ("selu",), 0.5 * D, 0.0, D, (), (jit, numpy))
+    rounds = allocate(units, [c5, c6], None)
+    assert rounds == {numpy: 12, eager: 12, jit: 3}
+    assert c6.paired(rounds, units) == {"selu": 3} and reason(c6, rounds, units) == stopping.PRECISE
+    assert reason(c5, rounds, units) == stopping.PRECISE
+    # 9 rounds of the two cells C5 reads cost 27 s; of the whole block they would cost 54 s
+    assert allocate(units, [c5, c6], 27.0) == rounds
+    tight = allocate(units, [c5, c6], 12.0)
+    assert tight[jit] == 3 and tight[numpy] == tight[eager] == 7
+    assert reason(c5, tight, units) == stopping.BUDGET
 
 
 def test_a_part_over_several_units_gets_its_rounds_where_its_variance_is():

@@ -75,8 +75,7 @@ def measured(wc):
     else)."""
     files = []
     for label in LABELS:
-        with open(checkpoints.rounds.get(run_label=label).output[0]) as f:
-            rounds = json.load(f)["rounds"]
+        rounds = decided(label)
         files += [
             cell.path(label, r)
             for cell in PLAN
@@ -171,10 +170,20 @@ def gpu_ready_of(wc):
     return layout.GPU_READY.format(run_label=wc.run_label)
 
 
+def decided(run_label):
+    """The rounds each cell takes, by cell key, as the run's checkpoint decided them."""
+    with open(checkpoints.rounds.get(run_label=run_label).output[0]) as f:
+        return json.load(f)["rounds"]
+
+
 def after_of(wc):
-    """The job of this cell's block round measured just before it ([]: the first, or none)."""
+    """The job of this cell's block round measured just before it ([]: the first, or none);
+    in an added round, a cell the decision leaves out of it is passed over."""
+    job = (cell_of(wc), int(wc.repeat))
+    rounds = decided(wc.run_label) if job[1] >= FIRST[job[0]] else {}
+    takes = lambda cell, r: r < rounds.get(cell.key, FIRST[cell])
+    before = run_order.before(CHAINS, job, takes)
     # ancient: an order, not data; a cell measured again leaves the next one up to date
-    before = CHAINS.get((cell_of(wc), int(wc.repeat)))
     return ancient(before[0].path(wc.run_label, before[1])) if before else []
 
 

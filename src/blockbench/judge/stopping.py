@@ -47,13 +47,25 @@ REASONS = {
 @dataclass(frozen=True)
 class Unit:
     """A block (the cells a claim divides by each other, measured round by round) or a lone
-    cell: what rounds are added to."""
+    cell: what rounds are added to. A round goes only to the cells whose parts need it: the
+    block's other cells sit it out (C5's eager SELU and NumPy take C5's rounds; the jit SELU
+    of the same block, read by C6 alone, does not)."""
 
     name: str
     cells: tuple[str, ...]  # device/workload/impl/size
     first: int  # rounds of the first stage
     most: int  # max_rounds
-    round_s: float = 0.0  # what one more round costs, from the first stage's jobs
+    round_s: float = 0.0  # what one more round of all its cells costs, from the first stage
+    cell_s: tuple[float, ...] = ()  # each cell's share of round_s, as `cells` lists them
+
+    def counted(self) -> tuple[str, ...]:
+        """The cells rounds are counted on (a unit named without its cells: the unit)."""
+        return self.cells or (self.name,)
+
+    def each(self) -> dict[str, float]:
+        """What one more round of each of its cells costs (alike, where not known)."""
+        own = self.counted()
+        return dict(zip(own, self.cell_s or (self.round_s / len(own),) * len(own), strict=True))
 
 
 @dataclass(frozen=True)
@@ -70,15 +82,26 @@ class Need:
     # each unit's share of the part's variance after the first stage, as `units` lists them
     # (empty: alike); a unit whose processes agree gains the part little from more rounds
     weights: tuple[float, ...] = ()
+    cells: tuple[str, ...] = ()  # the cells of its units it reads (empty: all of them)
 
     @property
     def target(self) -> float:
         return max(self.precision, self.floor)
 
+    def reads(self, unit: Unit) -> tuple[str, ...]:
+        """The cells of `unit` this part reads, as rounds are counted on them."""
+        mine = tuple(k for k in unit.counted() if not self.cells or k in self.cells)
+        return mine or unit.counted()
+
+    def paired(self, rounds: Mapping[str, int], units: Mapping[str, Unit]) -> dict[str, int]:
+        """The rounds this part stands on in each of its units: the fewest of its cells', as
+        its ratios pair round by round."""
+        return {u: min(rounds[k] for k in self.reads(units[u])) for u in self.units}
+
     def projected(self, rounds: Mapping[str, int], units: Mapping[str, Unit]) -> float:
-        """Its own half-width after `rounds`: Stein's interval scales as one over the square
-        root of the rounds (of each unit, weighted by its share of the variance, for the terms
-        of a part over several)."""
+        """Its own half-width after `rounds` (per unit, as `paired` gives them): Stein's
+        interval scales as one over the square root of the rounds (of each unit, weighted by
+        its share of the variance, for the terms of a part over several)."""
         weights = self.weights or (1.0,) * len(self.units)
         shares = sum(
             w * units[u].first / rounds[u] for u, w in zip(self.units, weights, strict=True)
@@ -92,63 +115,82 @@ class Need:
         return math.ceil(unit.first * (self.half / self.target) ** 2 - 1e-9)
 
 
+def _raise(rounds: dict[str, int], keys: Iterable[str], to: int) -> dict[str, int]:
+    return {**rounds, **{k: max(rounds[k], to) for k in keys}}
+
+
+def _short(need: Need, rounds: Mapping[str, int], units: Mapping[str, Unit]) -> float:
+    return max(0.0, need.projected(need.paired(rounds, units), units) - need.target)
+
+
+def _narrowing(need: Need, name: str, now: dict[str, int], units: Mapping[str, Unit]) -> float:
+    """What one more round of `name` for this part's cells narrows it, per second."""
+    more = need.projected({**now, name: now[name] + 1}, units)
+    spent = sum(units[name].each()[k] for k in need.reads(units[name]))
+    return (need.projected(now, units) - more) / max(spent, 1e-3)
+
+
 def allocate(
     units: Mapping[str, Unit], needs: Iterable[Need], budget_s: float | None
 ) -> dict[str, int]:
-    """Rounds per unit: what every part needs (up to each unit's cap); where the budget
-    cannot pay for it all, one round at a time to the unit whose round narrows the parts
-    still short of their target the most per second."""
+    """Rounds per cell (Unit.keys): what every part needs (up to each unit's cap), given to
+    the cells it reads; where the budget cannot pay for it all, one round at a time to the
+    cells whose round narrows the parts still short of their target the most per second."""
     needs = list(needs)
-    want = {name: u.first for name, u in units.items()}
+    first = {k: u.first for u in units.values() for k in u.counted()}
+    want = dict(first)
     for need in needs:
         if len(need.units) == 1:
-            (name,) = need.units
-            want[name] = max(want[name], min(units[name].most, need.wanted(units[name])))
+            unit = units[need.units[0]]
+            want = _raise(want, need.reads(unit), min(unit.most, need.wanted(unit)))
     for need in needs:  # over several units: a round at a time where it narrows most per second
-        while need.projected(want, units) > need.target * (1 + 1e-9):
+        while _short(need, want, units) > 1e-9 * need.target:
+            now = need.paired(want, units)
             best = max(
-                (n for n in need.units if want[n] < units[n].most),
-                key=lambda n: (
-                    (need.projected(want, units) - need.projected({**want, n: want[n] + 1}, units))
-                    / max(units[n].round_s, 1e-3)
-                ),
+                (n for n in need.units if now[n] < units[n].most),
+                key=lambda n, need=need, now=now: _narrowing(need, n, now, units),
                 default=None,
             )
             if best is None:
                 break
-            want[best] += 1
-    cost = sum((want[n] - u.first) * u.round_s for n, u in units.items())
-    if budget_s is None or cost <= budget_s:
+            want = _raise(want, need.reads(units[best]), now[best] + 1)
+    costs = {k: s for u in units.values() for k, s in u.each().items()}
+    if budget_s is None or sum((want[k] - first[k]) * costs[k] for k in want) <= budget_s:
         return want
-    rounds = {name: u.first for name, u in units.items()}
+    rounds, left = dict(first), budget_s
 
     def excess(r: Mapping[str, int]) -> float:
-        return sum(max(0.0, n.projected(r, units) - n.target) for n in needs)
+        return sum(_short(n, r, units) for n in needs)
 
-    left = budget_s
     while True:
-        best, best_score = None, 0.0
-        for name, u in units.items():
-            if rounds[name] >= want[name] or u.round_s > left:
-                continue
-            gain = excess(rounds) - excess({**rounds, name: rounds[name] + 1})
-            score = gain / max(u.round_s, 1e-3)
-            if score > best_score:
-                best, best_score = name, score
+        best, best_score, best_cost = None, 0.0, 0.0
+        for need in needs:
+            now = need.paired(rounds, units)
+            for name in need.units:
+                keys = need.reads(units[name])
+                if now[name] >= min(want[k] for k in keys):
+                    continue
+                raised = _raise(rounds, keys, now[name] + 1)
+                cost = sum((raised[k] - rounds[k]) * costs[k] for k in keys)
+                if cost > left:
+                    continue
+                score = (excess(rounds) - excess(raised)) / max(cost, 1e-3)
+                if score > best_score:
+                    best, best_score, best_cost = raised, score, cost
         if best is None:
             return rounds
-        rounds[best] += 1
-        left -= units[best].round_s
+        rounds, left = best, left - best_cost
 
 
 def reason(need: Need, rounds: Mapping[str, int], units: Mapping[str, Unit]) -> str:
-    """Why a part stopped after `rounds`."""
-    own = need.projected(rounds, units)
+    """Why a part stopped after `rounds` (per cell, as `allocate` gives them)."""
+    paired = need.paired(rounds, units)
+    own = need.projected(paired, units)
     if own <= need.precision * (1 + 1e-9):
         return PRECISE
     if need.floor > need.precision and own <= need.floor * (1 + 1e-9):
         return BETWEEN
-    if any(rounds[u] >= units[u].most for u in need.units):
+    if any(paired[u] >= units[u].most for u in need.units):
         return CAP
     return BUDGET
 
@@ -171,13 +213,9 @@ def cell_of(key: str) -> tuple[str, str, str, int]:
     return device, workload, impl, int(size)
 
 
-def _unit_of(units: Mapping[str, Unit]) -> dict[tuple[str, str, str, int], str]:
-    return {cell_of(key): name for name, unit in units.items() for key in unit.cells}
-
-
 @dataclass(frozen=True)
 class Stopped:
-    """One part's stop: why, after how many rounds (the most of its units), and its own
+    """One part's stop: why, after how many rounds (the most its cells pair over), and its own
     half-width after the first stage against the target (on the part's analysis scale)."""
 
     claim_id: str
@@ -196,19 +234,20 @@ def needs_of(
     or to the part's own where its claim sets one (a rule that needs less, stated before
     anything is measured); and the parts with no interval to size (a cell missing: `not
     measured`; a check: nothing)."""
-    unit_of = _unit_of(units)
     needs, unsized = [], []
     for claim in claims:
         for part in claim["parts"]:
             if part.get("kind") == "check":
                 continue
             result = evaluate_part(view, part)
-            mine = {
-                name
-                for (device, workload, impl, size), name in unit_of.items()
+            read = {
+                key: name
+                for name, unit in units.items()
+                for key in unit.cells
                 for d, w, i, s in part_cells(part, result.size)
-                if (device, workload, impl) == (d, w, i) and s in (None, size)
+                if cell_of(key)[:3] == (d, w, i) and s in (None, cell_of(key)[3])
             }
+            mine = set(read.values())
             if result.spread is None or not mine:
                 unsized.append(Stopped(claim["id"], part["name"], NOT_MEASURED, 0, None, None))
                 continue
@@ -228,6 +267,7 @@ def needs_of(
                     floor,
                     math.log(part.get("precision", precision)),
                     _weights(view, part, result.spread.se, sorted(mine), units),
+                    tuple(sorted(read)),
                 )
             )
     return needs, unsized
@@ -266,7 +306,7 @@ def decide(
             n.claim_id,
             n.part,
             reason(n, rounds, units),
-            max(rounds[u] for u in n.units),
+            max(n.paired(rounds, units).values()),
             n.half,
             n.target,
             n.precision,
@@ -277,8 +317,11 @@ def decide(
         "run_label": view.run_label,
         "precision": precision,
         "budget_s": budget_s,
-        "rounds": {cell: rounds[name] for name, u in units.items() for cell in u.cells},
-        "units": [{**asdict(u), "rounds": rounds[name]} for name, u in sorted(units.items())],
+        "rounds": {cell: rounds[cell] for u in units.values() for cell in u.cells},
+        "units": [
+            {**asdict(u), "rounds": max(rounds[k] for k in u.counted())}
+            for _, u in sorted(units.items())
+        ],
         "parts": [asdict(s) for s in [*stops, *unsized]],
     }
 

@@ -166,11 +166,12 @@ def describe(speeds: Sequence[CoreSpeed], steal: float | None, host: str) -> lis
 
 
 # Each worker process reads its cores' speed once before measuring: this many windows of this
-# length per core (about 0.1 s a process). A run's hundred-odd processes then give a few
-# hundred windows per core spread over the whole run, so a run's verdict on its host does
-# not hang on one reading: the two-speed VM's slow share moved from 40% to 3% within minutes.
+# length per core (0.06 s a process on 2 cores; 20 or so calls of `spin` a window, where a
+# core at half speed shows as 2x). A run's hundred-odd processes then give a few hundred
+# windows per core spread over the whole run, so a run's verdict on its host does not hang
+# on one reading: the two-speed VM's slow share moved from 40% to 3% within minutes.
 READING_WINDOWS = 2
-READING_WINDOW_S = 0.03
+READING_WINDOW_S = 0.015
 # Tests: every reading of this process is made up, all windows alike (steady) or one in five
 # at twice the time (two-speed), so that what a run concludes does not depend on the host.
 FAKE_CORE_SPEED = "BLOCKBENCH_FAKE_CORE_SPEED"

@@ -16,7 +16,9 @@ CONFIDENCE = 0.95
 # again, and pairing them with cells of the older order would compare two minutes.
 # 5: each steady call's result dropped before the next call, as the articles' %timeit does; a
 # process's first phases warm up for `warmup_s` (StopRule), not for one call.
-METHOD_VERSION = 5
+# 6: a block's added rounds go only to the cells whose parts need them (blockbench.judge.
+# stopping.allocate): a cell the block's other claims read keeps its first stage.
+METHOD_VERSION = 6
 # Every phase a cell can have, in the order a user meets them (and the harness measures them).
 PHASES = (
     "host_to_device",

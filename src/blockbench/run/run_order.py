@@ -17,7 +17,7 @@ one measurement at a time, the highest-priority ready job runs next).
 
 import itertools
 import random
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from blockbench.run.grid import Cell
@@ -143,3 +143,17 @@ def chains(
         jobs.sort(reverse=True)  # the highest priority is measured first
         out.update({after: before for (_, before), (_, after) in itertools.pairwise(jobs)})
     return out
+
+
+def before(
+    chains: Mapping[tuple[Cell, int], tuple[Cell, int]],
+    job: tuple[Cell, int],
+    takes: Callable[[Cell, int], bool],
+) -> tuple[Cell, int] | None:
+    """The job `job` waits for: the one before it in its chain that the run measures. A
+    block's added rounds go only to the cells whose parts need them (blockbench.judge.
+    stopping), so a cell that sits a round out is passed over, not measured for the chain's
+    sake (None: the first of its chain)."""
+    while (job := chains.get(job)) is not None and not takes(*job):
+        pass
+    return job

@@ -137,6 +137,7 @@ def decide_rounds(
             int(u["first"]),
             int(u["most"]),
             sum(cost.get(c, 0.0) for c in u["cells"]),
+            tuple(cost.get(c, 0.0) for c in u["cells"]),
         )
         for name, u in units.items()
     }
