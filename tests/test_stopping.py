@@ -330,16 +330,17 @@ def test_a_throttled_host_gets_more_rounds_than_a_quiet_one(tmp_path):
 
 def test_each_claim_says_why_its_parts_stopped_as_measured():
     """A part whose measured interval reached its target is precise, whatever the decision
-    projected; a part that was not measured is left to the verdict's own reason."""
+    projected, and one the decision projected precise whose interval came out wider is not;
+    a part that was not measured is left to the verdict's own reason."""
     table = pd.DataFrame({"run_label": ["r"], "claim_id": ["C5"]})
     parts = pd.DataFrame(
         {
-            "run_label": ["r"] * 3,
-            "claim_id": ["C5"] * 3,
-            "part": ["cpu", "gpu", "wide"],
-            "run_ci_low": [2.0, None, 1.0],
-            "run_ci_high": [2.2, None, 3.0],
-            "scale": ["log"] * 3,
+            "run_label": ["r"] * 4,
+            "claim_id": ["C5"] * 4,
+            "part": ["cpu", "gpu", "wide", "fit"],
+            "run_ci_low": [2.0, None, 1.0, 0.34],
+            "run_ci_high": [2.2, None, 3.0, 0.85],
+            "scale": ["log"] * 3 + ["linear"],
         }
     )
     decision = {
@@ -359,10 +360,24 @@ def test_each_claim_says_why_its_parts_stopped_as_measured():
                 "rounds": 5,
                 "precision": D,
             },
+            # C6's SELU fit in a run of 2026-11-26: projected precise, measured +-0.254
+            {
+                "claim_id": "C5",
+                "part": "fit",
+                "stopped": stopping.PRECISE,
+                "rounds": 10,
+                "precision": 0.25,
+            },
         ]
     }
     table, parts = stopping.with_stops(table, parts, {"r": decision})
-    assert list(parts["stopped"]) == [stopping.PRECISE, stopping.NOT_MEASURED, stopping.BUDGET]
+    assert list(parts["stopped"]) == [
+        stopping.PRECISE,
+        stopping.NOT_MEASURED,
+        stopping.BUDGET,
+        stopping.SHORT,
+    ]
     assert table["stopped"].iloc[0] == (
-        "cpu: precise after 12 rounds; wide: out of budget after 5 rounds"
+        "cpu: precise after 12 rounds; wide: out of budget after 5 rounds; "
+        "fit: short of its target after 10 rounds"
     )

@@ -29,6 +29,7 @@ from blockbench.judge.claims import evaluate_part
 from blockbench.judge.run_view import RunView, _terms
 
 PRECISE = "precise"
+SHORT = "short of its target"
 BETWEEN = "between-run limited"
 CAP = "at the round cap"
 BUDGET = "out of budget"
@@ -36,6 +37,9 @@ NOT_MEASURED = "not measured"
 # What each reason means, for the report's legend.
 REASONS = {
     PRECISE: "its own interval is within the precision target",
+    SHORT: "it took the rounds its first stage's spread asked for, and its own interval came "
+    "out a little wider than the target (a fit over several blocks, whose interval the "
+    "decision can only project)",
     BETWEEN: "a between-run study's term is wider than the target and than its own interval: "
     "more rounds would not narrow the judged interval",
     CAP: "its block reached max_rounds first",
@@ -360,9 +364,15 @@ def with_stops(
     """The claims and parts tables with why each part stopped (`stopped`, `rounds`), and per
     claim its parts' stops in words."""
     parts = parts.merge(stops_table(decisions), how="left", on=["run_label", "claim_id", "part"])
-    # the decision projected the widths; where the measured one is within the target, say so
-    reached = _own_half(parts) <= parts["precision"].astype(float) * (1 + 1e-9)
-    parts["stopped"] = parts["stopped"].mask(reached & parts["stopped"].notna(), PRECISE)
+    # the decision projected the widths: a part is precise where the measured one is within
+    # the target, whatever was projected, and not where it came out wider
+    own = _own_half(parts)
+    reached = own <= parts["precision"].astype(float) * (1 + 1e-9)
+    parts["stopped"] = (
+        parts["stopped"]
+        .mask(reached & parts["stopped"].notna(), PRECISE)
+        .mask(~reached & own.notna() & (parts["stopped"] == PRECISE), SHORT)
+    )
     parts = parts.drop(columns="precision")
     words = parts.assign(
         said=[
