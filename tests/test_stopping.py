@@ -5,6 +5,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -381,3 +382,45 @@ def test_each_claim_says_why_its_parts_stopped_as_measured():
         "cpu: precise after 12 rounds; wide: out of budget after 5 rounds; "
         "fit: short of its target after 10 rounds"
     )
+
+
+def test_a_cell_that_sits_a_round_out_is_neither_measured_nor_waited_for(tmp_path):
+    """The SELU block's first stage is in and its decision gives the eager SELU and NumPy 5
+    rounds and the jit SELU 3: planning the rest (a dry run) lists rounds 3 and 4 of the two
+    cells alone, each waiting for the one before it in its round, and no job of the jit SELU,
+    which a wait would otherwise make the run measure."""
+    config = {
+        "run_label": "r",
+        "devices": ["cpu"],
+        "workloads": [{"name": "selu", "impls": ["numpy", "jax", "jax_jit"], "sizes": [1000]}],
+        "repeats": 3,
+        "max_rounds": 5,
+        "check_gpu": False,
+        "between_run": "no-studies",
+    }
+    wf = workflow_copy(tmp_path, config)
+    rounds = {"numpy": 5, "jax": 5, "jax_jit": 3}
+    for impl in rounds:
+        for r in range(3):
+            path = wf / layout.RAW.format(
+                run_label="r", device="cpu", workload="selu", impl=impl, size=1000, repeat=r
+            )
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("{}")
+    decision = wf / layout.DECISION.format(run_label="r")
+    decision.write_text(
+        json.dumps({"rounds": {f"cpu/selu/{i}/1000": n for i, n in rounds.items()}})
+    )
+    later = time.time() + 5
+    os.utime(decision, (later, later))
+    run = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--configfile", "tiny.yaml"],
+        cwd=wf,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    planned = re.findall(r"output: results/raw/r/cpu/selu/(\w+)/1000/(\d+)\.json", run.stdout)
+    assert sorted(planned) == [("jax", "3"), ("jax", "4"), ("numpy", "3"), ("numpy", "4")]
+    assert "jax_jit/1000/3" not in run.stdout + run.stderr
