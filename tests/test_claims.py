@@ -192,6 +192,28 @@ def test_a_cells_warnings_reach_the_claim_and_a_designed_small_count_does_not_wa
     assert "numpy steady at 100" not in result["warnings"]
 
 
+def test_a_warning_every_cell_of_a_fit_gives_is_said_once_naming_them():
+    """A forced BLAS kernel warns in each NumPy cell: a fit over four sizes says it once,
+    with the four sizes, and a warning of one cell alone keeps its own place."""
+    blas = "NumPy's BLAS: OpenBLAS ran its Haswell kernel because OPENBLAS_CORETYPE is set"
+    sizes = [10, 20, 40, 80]
+    rows = [row("numpy", s, median=s * 1.0, warnings=blas) for s in sizes]
+    rows += [row("jax", s, median=10.0) for s in sizes[:-1]]
+    rows += [row("jax", 80, median=10.0, warnings="steady: 1 sample(s) < 2 (budget)")]
+    trend = {
+        "code": "f",
+        "name": "grows",
+        "kind": "trend",
+        "holds_if": "> 0",
+        "why": "grows",
+        "num": {"device": "cpu", "workload": "matmul", "impl": "numpy"},
+        "den": {"device": "cpu", "workload": "matmul", "impl": "jax"},
+    }
+    said = judge(rows, trend)["warnings"]
+    assert said.count("OpenBLAS ran") == 1 and f"numpy at 10, 20, 40, 80: {blas}" in said
+    assert "jax at 80: steady: 1 sample(s) < 2 (budget)" in said
+
+
 def test_summed_terms():
     rows = [
         row("numpy", 10, median=1.0),

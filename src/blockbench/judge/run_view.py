@@ -251,6 +251,33 @@ def core_speed_of(processes: pd.DataFrame) -> str:
     return classify([w for ws in readings if ws is not None for w in ws])
 
 
+PLACED = re.compile(r"(\S+) at (\d+): (.*)", re.S)
+
+
+def collapse(warnings: Iterable[str]) -> list[str]:
+    """Each warning once, naming every cell it came from, and each cell's once, with all of
+    its warnings ('numpy at 64, 256, 1000: ...'): a forced BLAS kernel warns in every NumPy
+    cell, and a fit over four sizes said it four times. A warning tied to no cell stays as
+    it is."""
+    places: dict[str, dict[str, list[int]]] = {}
+    for w in warnings:
+        placed = PLACED.fullmatch(w)
+        impl, size, text = placed.groups() if placed else ("", "0", w)
+        places.setdefault(text, {}).setdefault(impl, []).append(int(size))
+    said: dict[str, list[str]] = {}
+    for text, where in places.items():
+        cells = ", ".join(
+            f"{impl} at {', '.join(map(str, sorted(set(sizes))))}"
+            for impl, sizes in where.items()
+            if impl
+        )
+        said.setdefault(cells, []).append(text)
+    return [
+        f"{cells}: {'; '.join(texts)}" if cells else "; ".join(texts)
+        for cells, texts in said.items()
+    ]
+
+
 def term_warnings(warnings: str, phase: str) -> list[str]:
     """A cell's warnings that bear on one phase of it: that phase's, and the cell's own
     (thread parity, a busy host); another phase's unstable samples are no concern of a part
@@ -326,9 +353,10 @@ def ratio_at(view: RunView, part: dict[str, Any], size: int) -> Measured:
             samples.append(got.samples)
         models.add(f"{t['device']}: {got.model}")
         counts.append(got.n_min)
-        mine = term_warnings(got.warnings, t.get("phase", "steady"))
-        if mine:
-            warnings.append(f"{t['impl']} at {size}: {'; '.join(mine)}")
+        warnings += [
+            f"{t['impl']} at {size}: {w}"
+            for w in term_warnings(got.warnings, t.get("phase", "steady"))
+        ]
     paired = view.paired_ratio(num, den, size)
     how = ""
     if paired is not None and len({(t["device"], t["impl"]) for t in num + den}) > 1:

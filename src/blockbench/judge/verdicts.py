@@ -14,7 +14,7 @@ import pandas as pd
 from blockbench.judge.claims import evaluate_part, verdict, with_study
 from blockbench.judge.part_result import PartResult
 from blockbench.judge.pooling import PooledPart, pool_claim, pool_groups
-from blockbench.judge.run_view import RunView
+from blockbench.judge.run_view import RunView, collapse
 from blockbench.judge.studies import Kind, Study
 from blockbench.judge.wording import between_note, part_line, value_ci
 
@@ -157,7 +157,7 @@ def judge(
                     "pooled_parts": " | ".join(part_line(p.result) for p in pool.parts)
                     if pool
                     else "",
-                    "warnings": "; ".join(dict.fromkeys(w for p in parts for w in p.warnings)),
+                    "warnings": "; ".join(collapse(w for p in parts for w in p.warnings)),
                     "samples": "; ".join(dict.fromkeys(s for p in parts for s in p.samples)),
                     "note": "; ".join(x for x in (reason, claim.get("note", "")) if x),
                     "statement": claim["statement"],
@@ -190,7 +190,7 @@ def judge(
                         **_pooled_columns(pool, i),
                         "n_min": r.n_min,
                         "code": r.code,
-                        "warnings": "; ".join(r.warnings),
+                        "warnings": "; ".join(collapse(r.warnings)),
                         "samples": "; ".join(r.samples),
                         "detail": r.detail,
                     }
