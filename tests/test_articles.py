@@ -200,3 +200,30 @@ def test_a_time_axis_within_one_decade_labels_each_tick_with_its_own_value():
     plt.close(fig)
     assert len(shown) >= 3 and len(set(shown)) == len(shown), shown
     assert {"0.0095", "0.01", "0.011"} <= set(shown)
+
+
+def test_a_numpy_line_names_the_blas_kernel_it_ran(tmp_path):
+    """Which kernel OpenBLAS ran moved C1 by 1.8x on one VM: the legend of the time and
+    speedup figures says it beside NumPy's BLAS cells, and only there."""
+    proc = pd.DataFrame(
+        [p for impl in ("numpy", "jax") for size in (10, 20) for p in row(impl, size)]
+    )
+    proc["blas_kernel"] = proc["impl"].map({"numpy": "OpenBLAS Haswell"})
+    proc["device_label"] = "cpu (a test CPU)"
+    df = cells(proc)
+    df.to_parquet(tmp_path / "cells.parquet")
+    proc.to_parquet(tmp_path / "proc.parquet")
+    claim_list = stages.read_claims(ROOT / "config/claims.yaml", ROOT / "config/articles.yaml")
+    verdicts.judge(df, proc, claim_list)[1].to_parquet(tmp_path / "parts.parquet")
+    for name in ("time_vs_size", "speedup_vs_size"):
+        svg = tmp_path / f"{name}.svg"
+        figures.draw(
+            name,
+            tmp_path / "cells.parquet",
+            tmp_path / "proc.parquet",
+            tmp_path / "parts.parquet",
+            ROOT / "config/articles.yaml",
+            [svg],
+        )
+        assert "numpy, OpenBLAS Haswell" in svg.read_text()
+        assert "jax, OpenBLAS" not in svg.read_text()

@@ -69,6 +69,14 @@ def _label(df: pd.DataFrame) -> pd.Series:
     return df["device_label"] + suffix
 
 
+def _impl_label(df: pd.DataFrame) -> pd.Series:
+    """The implementation, and for a cell timing NumPy's BLAS the kernel it ran ('numpy,
+    OpenBLAS Haswell'): which kernel OpenBLAS ran moved C1 by 1.8x on one VM."""
+    kernel = df["blas_kernel"] if "blas_kernel" in df else pd.Series("", index=df.index)
+    ran = kernel.fillna("").astype(str)
+    return df["impl"].where(ran == "", df["impl"] + ", " + ran)
+
+
 def _empty(ax: plt.Axes, message: str) -> None:
     ax.text(0.5, 0.5, message, ha="center", va="center", transform=ax.transAxes, wrap=True)
     ax.set_axis_off()
@@ -84,7 +92,7 @@ def _lines_per_workload(
     """One log-log panel per workload, three to a row: y against size, colour =
     implementation, line style = device (and run); `extra` adds what a figure needs on top
     (CI bands, a reference). Each panel's legend sits below it, clear of the data."""
-    data = data.assign(device=_label(data), implementation=data["impl"])
+    data = data.assign(device=_label(data), implementation=_impl_label(data))
     workloads = sorted(data["workload"].unique())
     cols = min(3, max(1, len(workloads)))
     nrows = max(1, -(-len(workloads) // cols))
@@ -129,7 +137,7 @@ def _lines_per_workload(
 
 
 def _ci_bands(ax: plt.Axes, d: pd.DataFrame, palette: dict) -> None:
-    for (impl, _), g in d.groupby(["impl", "device"]):
+    for (impl, _), g in d.groupby(["implementation", "device"]):
         band = g.dropna(subset=["ci95_low_s", "ci95_high_s"])
         ax.fill_between(
             band["size"],
