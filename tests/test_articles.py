@@ -159,14 +159,13 @@ def test_source_b_shows_each_machine_and_says_what_a_run_lacks():
     assert article_points.machine(views["gpu-node"]) == "run gpu-node: gpu-node-cpu + gpu-node-gpu"
 
 
-@pytest.mark.parametrize("name", list(article_figures.ARTICLE_FIGURES))
-def test_each_article_figure_names_both_machines_and_every_empty_slot(tmp_path, name):
-    df, proc = _two_machines()
+def drawn(tmp_path: Path, name: str, df: pd.DataFrame, proc: pd.DataFrame, outputs: list) -> None:
+    """Figure `name` of these cells and processes, judged by the committed claims, as the
+    workflow's figure rule draws it from the tables' files."""
     df.to_parquet(tmp_path / "cells.parquet")
     proc.to_parquet(tmp_path / "proc.parquet")
     claim_list = stages.read_claims(ROOT / "config/claims.yaml", ROOT / "config/articles.yaml")
     verdicts.judge(df, proc, claim_list)[1].to_parquet(tmp_path / "parts.parquet")
-    outputs = [tmp_path / f"{name}.svg", tmp_path / f"{name}.png"]
     figures.draw(
         name,
         tmp_path / "cells.parquet",
@@ -175,6 +174,12 @@ def test_each_article_figure_names_both_machines_and_every_empty_slot(tmp_path, 
         ROOT / "config/articles.yaml",
         outputs,
     )
+
+
+@pytest.mark.parametrize("name", list(article_figures.ARTICLE_FIGURES))
+def test_each_article_figure_names_both_machines_and_every_empty_slot(tmp_path, name):
+    outputs = [tmp_path / f"{name}.svg", tmp_path / f"{name}.png"]
+    drawn(tmp_path, name, *_two_machines(), outputs)
     svg = outputs[0].read_text()
     assert "run laptop" in svg and "run gpu-node" in svg
     assert "not run: no TPU in this run" in svg or name in ("article_A", "article_B", "article_D")
@@ -210,20 +215,8 @@ def test_a_numpy_line_names_the_blas_kernel_it_ran(tmp_path):
     )
     proc["blas_kernel"] = proc["impl"].map({"numpy": "OpenBLAS Haswell"})
     proc["device_label"] = "cpu (a test CPU)"
-    df = cells(proc)
-    df.to_parquet(tmp_path / "cells.parquet")
-    proc.to_parquet(tmp_path / "proc.parquet")
-    claim_list = stages.read_claims(ROOT / "config/claims.yaml", ROOT / "config/articles.yaml")
-    verdicts.judge(df, proc, claim_list)[1].to_parquet(tmp_path / "parts.parquet")
     for name in ("time_vs_size", "speedup_vs_size"):
         svg = tmp_path / f"{name}.svg"
-        figures.draw(
-            name,
-            tmp_path / "cells.parquet",
-            tmp_path / "proc.parquet",
-            tmp_path / "parts.parquet",
-            ROOT / "config/articles.yaml",
-            [svg],
-        )
+        drawn(tmp_path, name, cells(proc), proc, [svg])
         assert "numpy, OpenBLAS Haswell" in svg.read_text()
         assert "jax, OpenBLAS" not in svg.read_text()

@@ -99,6 +99,19 @@ def ratio_part(**extra):
     }
 
 
+def trend_part():
+    """The speedup of jax over numpy grows with size (a fit over the sizes measured)."""
+    return {
+        "code": "f",
+        "name": "grows",
+        "kind": "trend",
+        "holds_if": "> 0",
+        "why": "grows",
+        "num": {"device": "cpu", "workload": "matmul", "impl": "numpy"},
+        "den": {"device": "cpu", "workload": "matmul", "impl": "jax"},
+    }
+
+
 def judge(rows, *parts):
     return judged(rows, *parts)[0].iloc[0]
 
@@ -200,15 +213,7 @@ def test_a_warning_every_cell_of_a_fit_gives_is_said_once_naming_them():
     rows = [row("numpy", s, median=s * 1.0, warnings=blas) for s in sizes]
     rows += [row("jax", s, median=10.0) for s in sizes[:-1]]
     rows += [row("jax", 80, median=10.0, warnings="steady: 1 sample(s) < 2 (budget)")]
-    trend = {
-        "code": "f",
-        "name": "grows",
-        "kind": "trend",
-        "holds_if": "> 0",
-        "why": "grows",
-        "num": {"device": "cpu", "workload": "matmul", "impl": "numpy"},
-        "den": {"device": "cpu", "workload": "matmul", "impl": "jax"},
-    }
+    trend = trend_part()
     said = judge(rows, trend)["warnings"]
     assert said.count("OpenBLAS ran") == 1 and f"numpy at 10, 20, 40, 80: {blas}" in said
     assert "jax at 80: steady: 1 sample(s) < 2 (budget)" in said
@@ -254,15 +259,7 @@ def test_trend_and_growth():
     sizes = [10, 20, 40, 80]
     rows = [row("numpy", s, median=s * 1.0) for s in sizes]
     rows += [row("jax", s, median=10.0) for s in sizes]  # speedup numpy/jax grows with size
-    trend = {
-        "code": "f",
-        "name": "grows",
-        "kind": "trend",
-        "holds_if": "> 0",
-        "why": "grows",
-        "num": {"device": "cpu", "workload": "matmul", "impl": "numpy"},
-        "den": {"device": "cpu", "workload": "matmul", "impl": "jax"},
-    }
+    trend = trend_part()
     result = judge(rows, trend)  # the speedup is proportional to size: exponent 1
     assert result["verdict"] == "reproduced" and result["measured"] == pytest.approx(1.0)
     quadratic = [
