@@ -137,7 +137,7 @@ def _narrowing(need: Need, name: str, now: dict[str, int], units: Mapping[str, U
 def allocate(
     units: Mapping[str, Unit], needs: Iterable[Need], budget_s: float | None
 ) -> dict[str, int]:
-    """Rounds per cell (Unit.keys): what every part needs (up to each unit's cap), given to
+    """Rounds per cell (Unit.counted): what every part needs (up to each unit's cap), given to
     the cells it reads; where the budget cannot pay for it all, one round at a time to the
     cells whose round narrows the parts still short of their target the most per second."""
     needs = list(needs)

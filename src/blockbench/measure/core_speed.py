@@ -166,7 +166,7 @@ def describe(speeds: Sequence[CoreSpeed], steal: float | None, host: str) -> lis
 
 
 # Each worker process reads its cores' speed once before measuring: this many windows of this
-# length per core (0.06 s a process on 2 cores; 20 or so calls of `spin` a window, where a
+# length per core (0.06 s a process on 2 cores; about 29 calls of `spin` a window, where a
 # core at half speed shows as 2x). A run's hundred-odd processes then give a few hundred
 # windows per core spread over the whole run, so a run's verdict on its host does not hang
 # on one reading: the two-speed VM's slow share moved from 40% to 3% within minutes.
