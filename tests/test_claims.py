@@ -519,3 +519,40 @@ def test_a_parts_precision_must_be_a_factor_above_one(tmp_path):
         claim_rules.ClaimConfigError, match=r"precision 0\.9 is not a factor above 1"
     ):
         claim_rules.load(path, ARTICLES)
+
+
+@pytest.mark.parametrize(
+    ("extra", "target"),
+    [
+        ({"article": 18.29, "holds_if": ">= 5"}, 3.658**0.5),  # A1: far less, at least 5x
+        ({"article": 2.0, "holds_if": "between 1.4 and 3"}, (2 / 1.4) ** 0.5),  # the nearer end
+        ({"article": 194.0, "holds_if": ">= 10"}, claim_rules.COARSEST),  # never coarser
+        ({"article": 1.255, "holds_if": "> 1"}, 1.15),  # never finer than the run's
+        ({"article": 0.5, "holds_if": "> 1"}, 1.15),  # a figure its own rule refuses
+        ({"article": None}, 1.15),  # no figure
+        ({"precision": 1.6}, 1.6),  # its own wins
+    ],
+)
+def test_a_ratios_precision_is_sized_to_how_far_its_article_clears_its_rule(extra, target):
+    """With the boundary two target half-widths from the article's figure, any value within
+    the target of the article's is decided; read from the claim alone, never a measurement."""
+    sized = claim_rules.Precision(1.15)
+    assert sized.of(ratio_part(**extra)) == pytest.approx(target, rel=1e-4)
+    uniform = claim_rules.Precision(1.15, from_claims=False)
+    assert uniform.of(ratio_part(**extra)) == extra.get("precision", 1.15)
+    assert claim_rules.Precision(1.25).of(ratio_part(**extra)) >= 1.25  # `precision`: finest
+    assert sized.of({**trend_part(), "article": 2.0, "holds_if": "> 0"}) == 1.15
+
+
+def test_the_default_claims_targets_are_those_the_config_names():
+    """config/config.yaml's comment quotes three targets; the claims file gives them."""
+    claims = claim_rules.read_claims(ROOT / "config/claims.yaml", ROOT / "config/articles.yaml")
+    of = {
+        (c["id"], p["name"]): claim_rules.Precision(1.15).of(p) for c in claims for p in c["parts"]
+    }
+    assert round(of["A1", "blocked / dispatch"], 2) == 1.91
+    assert round(of["C5", "NumPy / JAX CPU (eager)"], 2) == 1.26
+    assert round(of["B3", "JAX on JAX data / NumPy (CPU)"], 2) == 1.2
+    config = (ROOT / "config/config.yaml").read_text()
+    for words in ("to x1.91", "to x1.26", "to x1.2."):
+        assert words in config

@@ -23,6 +23,7 @@ from scipy import stats
 from tiny import workflow_copy
 
 from blockbench.judge import aggregate, stopping, uncertainty
+from blockbench.judge.claim_rules import Precision
 from blockbench.judge.stopping import Need, Unit, allocate, reason
 from blockbench.records import layout
 from blockbench.run import stages
@@ -187,6 +188,26 @@ def test_the_verdict_plays_no_part():
     """Two parts of the same spread, one far from its rule's boundary and one on it, get
     the same rounds: the rule reads widths only (a Need has no value to read)."""
     assert "value" not in Need.__dataclass_fields__ and "measured" not in Need.__dataclass_fields__
+
+
+def test_a_claim_its_article_clears_by_far_is_measured_to_less_and_says_so():
+    """A1, the article's 18x against ">= 5": on the reference run's processes of its cell,
+    its target is x1.91 and it takes its first stage, where x1.15 for every part would add
+    rounds; the decision stores each part's target, as claims.md then says it."""
+    proc = aggregate.processes(layout.raw_files(REFERENCE))
+    view = stopping.RunView(aggregate.cells(proc), proc, proc["run_label"].iloc[0])
+    claims = stages.read_claims(ROOT / "config/claims.yaml", ROOT / "config/articles.yaml")
+    a = [c for c in claims if c["id"] in ("A1", "A2")]
+    units = {"a": Unit("a", ("cpu/dot_xx/jax/1000",), 3, 12, 2.0)}
+    sized = stopping.decide(view, a, units, Precision(1.15), None)
+    uniform = stopping.decide(view, a, units, Precision(1.15, from_claims=False), None)
+    assert sized["rounds"] == {"cpu/dot_xx/jax/1000": 3}
+    assert uniform["rounds"]["cpu/dot_xx/jax/1000"] > 3
+    targets = {p["part"]: math.exp(p["precision"]) for p in sized["parts"]}
+    assert targets == pytest.approx(
+        {"blocked / dispatch": 1.913, "np.asarray / blocked": 1.171}, rel=1e-3
+    )
+    assert sized["precision_from_claims"] and not uniform["precision_from_claims"]
 
 
 def test_a_run_label_mixing_method_versions_is_refused_naming_a_file_of_each(tmp_path):
@@ -379,9 +400,10 @@ def test_each_claim_says_why_its_parts_stopped_as_measured():
         stopping.SHORT,
     ]
     assert table["stopped"].iloc[0] == (
-        "cpu: precise after 12 rounds; wide: out of budget after 5 rounds; "
-        "fit: short of its target after 10 rounds"
+        "cpu: precise after 12 rounds (to x1.15); wide: out of budget after 5 rounds (to x1.15); "
+        "fit: short of its target after 10 rounds (to +-0.25)"
     )
+    assert list(parts["target"]) == ["x1.15", "", "x1.15", "+-0.25"]
 
 
 def test_a_cell_that_sits_a_round_out_is_neither_measured_nor_waited_for(tmp_path):

@@ -23,6 +23,7 @@ checkpoint rounds:
     params:
         units=UNITS,
         precision=config["precision"],
+        precision_from_claims=config["precision_from_claims"],
         budget_minutes=config["budget_minutes"],
     script:
         "../scripts/rounds.py"

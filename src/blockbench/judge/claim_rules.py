@@ -1,7 +1,10 @@
-"""Reading config/claims.yaml: the claims, their parts, and the conditions that judge them.
+"""Reading config/claims.yaml: the claims, their parts, the conditions that judge them, and
+the precision each part needs.
 
 Rules live in configuration, not code, so that a reader can check each one by eye; this
-module refuses an entry that could never be judged before anything is measured.
+module refuses an entry that could never be judged before anything is measured. What a part
+needs is read from the claim too (how far its article's figure clears its rule), so the
+measurements never set their own target.
 """
 
 import math
@@ -70,6 +73,48 @@ def decide(condition: str, low: float, high: float) -> str:
     if r.below(low) or r.above(high):
         return INCONCLUSIVE
     return HOLDS
+
+
+# The coarsest precision a claim's margin may ask for (a factor either way): what the jit-of-
+# loops ratios, judged "> 1", state for themselves in config/claims.yaml.
+COARSEST = 2.0
+
+
+def margin(part: dict[str, Any]) -> float | None:
+    """How many times the article's figure clears the nearest boundary of the part's rule
+    (None: a part with no figure, not a ratio, or whose figure its own rule refuses)."""
+    value = part.get("article")
+    if part.get("kind", "ratio") != "ratio" or "holds_if" not in part:
+        return None
+    if not isinstance(value, int | float) or value <= 0:
+        return None
+    r = region(part["holds_if"])
+    if r.below(value) or r.above(value):
+        return None
+    return min(value / r.low if r.low > 0 else math.inf, r.high / value)
+
+
+@dataclass(frozen=True)
+class Precision:
+    """What each part is measured to, a factor either way (an exponent: its log, as a
+    difference). A part's own `precision` wins; else, with `from_claims`, a ratio whose
+    article clears its rule by a factor m is measured to sqrt(m) (between `factor` and
+    COARSEST): any value within that of the article's figure is then decided, the boundary
+    lying two half-widths away. Sized from the claim alone, before anything is measured, so
+    the verdict still plays no part in the rounds; else the run's `factor`."""
+
+    factor: float
+    from_claims: bool = True
+
+    def of(self, part: dict[str, Any]) -> float:
+        if "precision" in part:
+            return float(part["precision"])
+        m = margin(part) if self.from_claims else None
+        return self.factor if m is None else min(COARSEST, max(self.factor, math.sqrt(m)))
+
+    def words(self) -> str:
+        """As the run's design names it (blockbench.run.grid.design)."""
+        return f"precision x{self.factor:g}" + (", sized to each claim" if self.from_claims else "")
 
 
 def _check_part(where: str, part: dict[str, Any]) -> None:

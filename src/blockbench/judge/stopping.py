@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from blockbench.judge.between_runs import between_half
+from blockbench.judge.claim_rules import Precision
 from blockbench.judge.claims import evaluate_part
 from blockbench.judge.run_view import RunView, _terms
 
@@ -36,7 +37,7 @@ BUDGET = "out of budget"
 NOT_MEASURED = "not measured"
 # What each reason means, for the report's legend.
 REASONS = {
-    PRECISE: "its own interval is within the precision target",
+    PRECISE: "its own interval is within its precision target",
     SHORT: "it took the rounds its first stage's spread asked for, and its own interval came "
     "out a little wider than the target (a fit over several blocks, whose interval the "
     "decision can only project)",
@@ -232,12 +233,15 @@ class Stopped:
 
 
 def needs_of(
-    view: RunView, claims: Iterable[dict[str, Any]], units: Mapping[str, Unit], precision: float
+    view: RunView,
+    claims: Iterable[dict[str, Any]],
+    units: Mapping[str, Unit],
+    precision: Precision,
 ) -> tuple[list[Need], list[Stopped]]:
-    """Each measured part's need after the first stage, to the run's `precision` (a factor)
-    or to the part's own where its claim sets one (a rule that needs less, stated before
-    anything is measured); and the parts with no interval to size (a cell missing: `not
-    measured`; a check: nothing)."""
+    """Each measured part's need after the first stage, to the precision its claim needs
+    (`Precision.of`: the part's own, the one its article's margin asks, or the run's; all
+    set before anything is measured); and the parts with no interval to size (a cell
+    missing: `not measured`; a check: nothing)."""
     needs, unsized = [], []
     for claim in claims:
         for part in claim["parts"]:
@@ -269,7 +273,7 @@ def needs_of(
                     tuple(sorted(mine)),
                     result.spread.half_width(),
                     floor,
-                    math.log(part.get("precision", precision)),
+                    math.log(precision.of(part)),
                     _weights(view, part, result.spread.se, sorted(mine), units),
                     tuple(sorted(read)),
                 )
@@ -296,13 +300,12 @@ def decide(
     view: RunView,
     claims: Iterable[dict[str, Any]],
     units: Mapping[str, Unit],
-    precision: float,
+    precision: Precision,
     budget_s: float | None,
 ) -> dict[str, Any]:
     """The decision after a run's first stage, as the JSON the workflow reads back: rounds
-    per cell (`rounds`), per unit, and why each part stopped. `precision`: the target, a
-    factor either way (on an exponent's scale, its log as a difference); `budget_s`: the
-    seconds left for more rounds (None: no limit)."""
+    per cell (`rounds`), per unit, and why each part stopped, with its target. `budget_s`:
+    the seconds left for more rounds (None: no limit)."""
     needs, unsized = needs_of(view, claims, units, precision)
     rounds = allocate(units, needs, budget_s)
     stops = [
@@ -319,7 +322,8 @@ def decide(
     ]
     return {
         "run_label": view.run_label,
-        "precision": precision,
+        "precision": precision.factor,
+        "precision_from_claims": precision.from_claims,
         "budget_s": budget_s,
         "rounds": {cell: rounds[cell] for u in units.values() for cell in u.cells},
         "units": [
@@ -349,20 +353,29 @@ def _own_half(parts: pd.DataFrame) -> pd.Series:
     return (np.log(logs) / 2).where(parts["scale"] == "log", (high - low) / 2)
 
 
-def said(stopped: Any, rounds: Any) -> str:
-    """'precise after 4 rounds': one part's stop in words ('' : no decision, a fixed design)."""
+def said(stopped: Any, rounds: Any, target: Any = "") -> str:
+    """'precise after 4 rounds (to x1.15)': one part's stop in words, with its target where
+    known ('' : no decision, a fixed design)."""
     if not isinstance(stopped, str) or not stopped:
         return ""
     if stopped == NOT_MEASURED:
         return stopped
-    return f"{stopped} after {int(rounds)} rounds"
+    to = f" (to {target})" if isinstance(target, str) and target else ""
+    return f"{stopped} after {int(rounds)} rounds{to}"
+
+
+def target_words(precision: Any, scale: Any) -> str:
+    """A part's target as a reader reads it: x1.15 on a ratio, +-0.25 on an exponent."""
+    if not isinstance(precision, int | float) or math.isnan(precision):
+        return ""
+    return f"x{math.exp(precision):.3g}" if scale == "log" else f"+-{precision:.3g}"
 
 
 def with_stops(
     table: pd.DataFrame, parts: pd.DataFrame, decisions: Mapping[str, dict[str, Any]]
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The claims and parts tables with why each part stopped (`stopped`, `rounds`), and per
-    claim its parts' stops in words."""
+    """The claims and parts tables with why each part stopped (`stopped`, `rounds`, and its
+    `target` in words), and per claim its parts' stops in words."""
     parts = parts.merge(stops_table(decisions), how="left", on=["run_label", "claim_id", "part"])
     # the decision projected the widths: a part is precise where the measured one is within
     # the target, whatever was projected, and not where it came out wider
@@ -373,12 +386,14 @@ def with_stops(
         .mask(reached & parts["stopped"].notna(), PRECISE)
         .mask(~reached & own.notna() & (parts["stopped"] == PRECISE), SHORT)
     )
-    parts = parts.drop(columns="precision")
+    parts["target"] = list(map(target_words, parts.pop("precision"), parts["scale"]))
     words = parts.assign(
         said=[
             f"{r.part}: {s}" if s and r.stopped != NOT_MEASURED else ""  # the verdict says why
             for r, s in zip(
-                parts.itertuples(), map(said, parts["stopped"], parts["rounds"]), strict=True
+                parts.itertuples(),
+                map(said, parts["stopped"], parts["rounds"], parts["target"]),
+                strict=True,
             )
         ]
     )

@@ -77,7 +77,9 @@ def _parts(parts: pd.DataFrame) -> list[str]:
             f"{r.outcome} (indicative)" if r.indicative else r.outcome,
             r.setup,
             "" if pd.isna(r.n_min) else int(r.n_min),
-            stopping.said(getattr(r, "stopped", ""), getattr(r, "rounds", 0)),
+            stopping.said(
+                getattr(r, "stopped", ""), getattr(r, "rounds", 0), getattr(r, "target", "")
+            ),
             f"`{_cell(r.code)}`",
             r.detail,
         ]
@@ -99,8 +101,11 @@ SAMPLES = (
 ROUNDS = (
     "Rounds on demand: every cell took its first stage of rounds (worker processes), then "
     "each block of cells a claim compares took more while a part's own interval was wider "
-    "than the run's precision target (Stein's two-stage rule: the first stage's spread sets "
-    "the rounds, and the interval is built on it). A part stopped "
+    "than its precision target (Stein's two-stage rule: the first stage's spread sets "
+    "the rounds, and the interval is built on it). A part's target is the run's precision, "
+    "or its own in the claims file, or, for a ratio whose article's figure clears its rule "
+    "by a factor m, sqrt(m) (at most x2): enough to decide any value within that factor of "
+    "the article's. A part stopped "
     + "; ".join(f"**{k}**: {v}" for k, v in stopping.REASONS.items())
     + "."
 )

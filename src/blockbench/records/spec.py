@@ -18,7 +18,9 @@ CONFIDENCE = 0.95
 # process's first phases warm up for `warmup_s` (StopRule), not for one call.
 # 6: a block's added rounds go only to the cells whose parts need them (blockbench.judge.
 # stopping.allocate): a cell the block's other claims read keeps its first stage.
-METHOD_VERSION = 6
+# 7: a ratio's precision target is sized to its claim (blockbench.judge.claim_rules.Precision):
+# sqrt of the factor by which its article's figure clears its rule, between `precision` and x2.
+METHOD_VERSION = 7
 # Every phase a cell can have, in the order a user meets them (and the harness measures them).
 PHASES = (
     "host_to_device",

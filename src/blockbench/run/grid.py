@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from blockbench.judge.claim_rules import Precision
 from blockbench.records.layout import RAW, raw_files, run_dir
 from blockbench.records.spec import PHASES, per_process
 from blockbench.run import versions
@@ -170,6 +171,11 @@ def cells(config: dict[str, Any]) -> list[Cell]:
     return list(plan(config))
 
 
+def precision(config: dict[str, Any]) -> Precision:
+    """What the run measures each claim part to (`precision`, `precision_from_claims`)."""
+    return Precision(config["precision"], config["precision_from_claims"])
+
+
 def design(config: dict[str, Any], first: Mapping[Cell, Settings]) -> str:
     """The run's stopping rule and its settings in words, with a digest of every cell's
     first stage and sampling (`first`: each cell's first rounds, as `repeats`): two runs of
@@ -182,7 +188,7 @@ def design(config: dict[str, Any], first: Mapping[Cell, Settings]) -> str:
     digest = hashlib.sha256(cells_first.encode()).hexdigest()[:8]
     budget = config["budget_minutes"]
     return (
-        f"two-stage: precision x{config['precision']:g}, first stage {counts[0]}-{counts[-1]} "
+        f"two-stage: {precision(config).words()}, first stage {counts[0]}-{counts[-1]} "
         f"rounds ({digest}), max_rounds {config['max_rounds']}, "
         + (f"budget {budget:g} min" if budget else "no budget")
     )

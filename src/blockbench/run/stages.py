@@ -8,7 +8,7 @@ import pandas as pd
 
 from blockbench.judge import stopping, verdicts, wording
 from blockbench.judge.aggregate import CELL, PROCESS, cells, processes, speedups, write_table
-from blockbench.judge.claim_rules import read_claims
+from blockbench.judge.claim_rules import Precision, read_claims
 from blockbench.judge.run_view import RunView
 from blockbench.judge.studies import read_studies
 from blockbench.present import claims_report
@@ -120,7 +120,7 @@ def decide_rounds(
     study_files: Sequence[str | Path],
     units: Mapping[str, Mapping[str, Any]],
     run_label: str,
-    precision: float,
+    precision: Precision,
     budget_minutes: float | None,
     out: str | Path,
 ) -> dict[str, Any]:
