@@ -258,6 +258,10 @@ def test_lint_is_clean_and_every_rule_has_a_log(tmp_path):
         ),
         ({"threads": 0}, ["0 is less than the minimum of 1", "threads"]),
         ({"repeats": 0}, ["0 is less than the minimum of 1", "repeats"]),
+        (
+            {"precision_from_claims": "yes"},
+            ["'yes' is not of type 'boolean'", "precision_from_claims"],
+        ),
     ],
 )
 def test_invalid_config_fails_before_any_job_naming_key_and_value(tmp_path, override, named):

@@ -102,12 +102,11 @@ ROUNDS = (
     "Rounds on demand: every cell took its first stage of rounds (worker processes), then "
     "each block of cells a claim compares took more while a part's own interval was wider "
     "than its precision target (Stein's two-stage rule: the first stage's spread sets "
-    "the rounds, and the interval is built on it). A part's target is the run's precision, "
-    "or its own in the claims file, or, for a ratio whose article's figure clears its rule "
-    "by a factor m, sqrt(m) (at most x2): enough to decide any value within that factor of "
-    "the article's. A part stopped "
-    + "; ".join(f"**{k}**: {v}" for k, v in stopping.REASONS.items())
-    + "."
+    "the rounds, and the interval is built on it). A part's target, shown beside it, is the "
+    "run's precision, or its own in the claims file, or, with precision_from_claims (the "
+    "default), sqrt(m) for a ratio whose article's figure clears its rule by a factor m (at "
+    "most x2): enough to decide any value within that factor of the article's. A part "
+    "stopped " + "; ".join(f"**{k}**: {v}" for k, v in stopping.REASONS.items()) + "."
 )
 
 
