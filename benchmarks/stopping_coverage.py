@@ -5,6 +5,7 @@ with the two-stage rule added, against the rule it replaced on paper ("add a rou
 interval is wider than the target").
 
     .venv/bin/python benchmarks/stopping_coverage.py [--runs 4000] [--studies 400]
+        [--precision 1.15]   (a claim-sized target, e.g. A1's 1.913; --studies 0: skip 2.)
 
 1. A run's own interval: `first` rounds, then the rounds Stein's rule asks (up to a cap), the
    interval built on the first stage's spread (blockbench.judge.uncertainty.of_processes); the
@@ -29,34 +30,37 @@ from blockbench.judge.between_runs import StudyPart, judged
 from blockbench.judge.stopping import Need, Unit, allocate
 from blockbench.judge.uncertainty import Spread, t_quantile
 
-D = math.log(1.15)
 ARMS = (("normal", 0.05), ("normal", 0.15), ("normal", 0.3), ("t3", 0.15))
 ARMS += (("two-speed", 0.03), ("two-speed", 0.1))
 
 
-def stein_runs(rng: np.random.Generator, s: Setting, first: int, most: int, n: int, floor=0.0):
-    """n runs under the two-stage rule: (value, own Spread, rounds) of each."""
+def stein_runs(
+    rng: np.random.Generator, s: Setting, first: int, most: int, n: int, d: float, floor=0.0
+):
+    """n runs under the two-stage rule to the target d: (value, own Spread, rounds) of each."""
     unit = {"u": Unit("u", (), first, most)}
     out = []
     x = processes(rng, s, (n, most))
     for row in x:
         head = row[:first]
         scale = float(head.std(ddof=1))
-        need = Need("X", "x", ("u",), t_quantile(first - 1) * scale / math.sqrt(first), floor, D)
+        need = Need("X", "x", ("u",), t_quantile(first - 1) * scale / math.sqrt(first), floor, d)
         rounds = allocate(unit, [need], None)["u"]
         own = Spread(float(row[:rounds].mean()), ((scale / math.sqrt(rounds), first - 1.0),))
         out.append((own.estimate, own, rounds))
     return out
 
 
-def sequential(rng: np.random.Generator, s: Setting, first: int, most: int, n: int) -> np.ndarray:
+def sequential(
+    rng: np.random.Generator, s: Setting, first: int, most: int, n: int, d: float
+) -> tuple[np.ndarray, np.ndarray]:
     """(centre, half) of runs that add a round while the ordinary t interval is too wide."""
     x = processes(rng, s, (n, most))
     centre, half = np.empty(n), np.empty(n)
     for i, row in enumerate(x):
         for r in range(first, most + 1):
             h = t_quantile(r - 1) * row[:r].std(ddof=1) / math.sqrt(r)
-            if h <= D or r == most:
+            if h <= d or r == most:
                 centre[i], half[i] = row[:r].mean(), h
                 break
     return centre, half
@@ -77,17 +81,17 @@ def verdict(cov: float, low: float, high: float) -> str:
     return "ok" if ok else "MISS"
 
 
-def own_intervals(runs: int) -> None:
-    print("1. a run's own interval (coverage, low miss, high miss; median rounds)")
+def own_intervals(runs: int, d: float) -> None:
+    print(f"1. a run's own interval to x{math.exp(d):.3g} (coverage, low miss, high miss; rounds)")
     for (arm, sigma), first in itertools.product(ARMS, (3, 4, 6)):
         s = Setting(1, (first,), first, 0.0, arm, sigma)
         rng = np.random.default_rng(1)
-        got = stein_runs(rng, s, first, 12, runs)
+        got = stein_runs(rng, s, first, 12, runs, d)
         centre = np.array([g[0] for g in got])
         half = np.array([g[1].half_width() for g in got])
         mean_shift = truth(arm)
         cov = shares(centre - mean_shift, half)
-        seq_centre, seq_half = sequential(rng, s, first, 12, runs)
+        seq_centre, seq_half = sequential(rng, s, first, 12, runs, d)
         seq = shares(seq_centre - mean_shift, seq_half)
         fixed_x = processes(rng, s, (runs, first))
         fixed = shares(
@@ -103,7 +107,7 @@ def own_intervals(runs: int) -> None:
         )
 
 
-def with_study(studies: int) -> None:
+def with_study(studies: int, d: float) -> None:
     print("2. judged with a study of 5 runs under the same rule (coverage, misses)")
     for (arm, sigma), ratio in itertools.product(ARMS[:3] + ARMS[4:], (0.0, 1.0, 3.0)):
         s = Setting(5, (3,), 3, ratio, arm, sigma)
@@ -112,13 +116,13 @@ def with_study(studies: int) -> None:
         mean_shift = truth(arm)
         centre, half = np.empty(studies), np.empty(studies)
         for i in range(studies):
-            study = stein_runs(rng, s, 3, 12, 5)
+            study = stein_runs(rng, s, 3, 12, 5, d)
             values = tuple(v + tau * rng.standard_normal() for v, _, _ in study)
             part = StudyPart(
                 values, float(np.median([r for *_, r in study])), tuple(o.se for _, o, _ in study)
             )
             floor = t_quantile(part.runs - 1) * part.spread
-            ((value, own, rounds),) = stein_runs(rng, s, 3, 12, 1, floor)
+            ((value, own, rounds),) = stein_runs(rng, s, 3, 12, 1, d, floor)
             own = Spread(value + tau * rng.standard_normal(), own.terms)
             low, high = judged(own, rounds, part)
             centre[i], half[i] = (low + high) / 2, (high - low) / 2
@@ -133,9 +137,12 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--runs", type=int, default=4000)
     p.add_argument("--studies", type=int, default=400)
+    p.add_argument("--precision", type=float, default=1.15, help="the target, a factor")
     args = p.parse_args()
-    own_intervals(args.runs)
-    with_study(args.studies)
+    d = math.log(args.precision)
+    own_intervals(args.runs, d)
+    if args.studies:
+        with_study(args.studies, d)
 
 
 if __name__ == "__main__":
