@@ -20,7 +20,9 @@ CONFIDENCE = 0.95
 # stopping.allocate): a cell the block's other claims read keeps its first stage.
 # 7: a ratio's precision target is sized to its claim (blockbench.judge.claim_rules.Precision):
 # sqrt of the factor by which its article's figure clears its rule, between `precision` and x2.
-METHOD_VERSION = 7
+# 8: a process takes at least 3 samples of a phase (PROCESS_FLOOR), not 2: a median that one
+# slow sample cannot move.
+METHOD_VERSION = 8
 # Every phase a cell can have, in the order a user meets them (and the harness measures them).
 PHASES = (
     "host_to_device",
@@ -81,17 +83,25 @@ def per_process(cell: dict[str, float], repeats: int) -> dict[str, float]:
     """A cell's sampling settings, split over the `repeats` processes that measure it.
 
     The times are the cell's to spend, so each process gets its share; the floor of samples
-    is the cell's too, so each process takes its share of it, and at least 2 (a median of
-    one sample says nothing of its spread). More processes then cost about the same time
-    and buy between-process variance instead of more samples from one process.
+    is the cell's too, so each process takes its share of it, and at least PROCESS_FLOOR.
+    More processes then cost about the same time and buy between-process variance instead
+    of more samples from one process.
     """
     out = dict(cell)
     for key in ("min_time_s", "max_time_s"):
         if key in out:
             out[key] = out[key] / repeats
     if "min_samples" in out:
-        out["min_samples"] = max(2, -(-int(out["min_samples"]) // repeats))
+        out["min_samples"] = max(PROCESS_FLOOR, -(-int(out["min_samples"]) // repeats))
     return out
+
+
+# The fewest samples a process takes of a phase (below it, only a long sample or the budget
+# stops one). The median of 2 is their mean: one slow sample moves it by half its excess, as
+# a first steady call of 94 ms against 41 ms moved a process of jnp.dot on NumPy data at
+# 2000 to 67 ms, and its block to the round cap (docs/studies.md, method version 8); the
+# median of 3 leaves one out.
+PROCESS_FLOOR = 3
 
 
 @dataclass(frozen=True)
