@@ -13,12 +13,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from test_workflow import LOCKED, snakemake_only
+from test_workflow import LOCKED, first_stage, snakemake_only
 from tiny import TINY
 
 from blockbench.present import figure_names
 from blockbench.records import layout
-from blockbench.run import grid, run_order, stages
+from blockbench.run import grid, stages
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
@@ -163,12 +163,7 @@ def test_the_module_block_snakedeploy_writes_plans_the_same_grid(tmp_path):
         if line.split()[:1] in (["measure"], ["all"])
     )
     default = yaml.safe_load((ROOT / "config/config.yaml").read_text())
-    # the first stage: a block's cells take the most any of them asks (C5's jit SELU: 5)
-    claims = stages.read_claims(ROOT / "config/claims.yaml", ROOT / "config/articles.yaml")
-    repeats = {c: s.repeats for c, s in grid.settings(default).items()}
-    units = run_order.units(grid.plan(default), claims, repeats, default["max_rounds"])
-    first = sum(u["first"] * len(u["cells"]) for u in units.values())
-    assert counts["measure"] == str(first)
+    assert counts["measure"] == str(first_stage(default))
     assert counts["all"] == "1"
     override = "workloads=[{name: stencil, impls: [loop], sizes: [8], phases: [steady]}]"
     dry = snakemake(host, "-n", "--config", override, "run_label=deployed")

@@ -40,6 +40,14 @@ def snakemake(cwd: Path, *args: str, timeout: int = 900) -> subprocess.Completed
     )
 
 
+def first_stage(config: dict) -> int:
+    """The jobs of a config's first stage: a block's cells take the most any of them asks."""
+    claims = stages.read_claims(ROOT / "config/claims.yaml", ROOT / "config/articles.yaml")
+    repeats = {c: s.repeats for c, s in grid.settings(config).items()}
+    units = run_order.units(grid.plan(config), claims, repeats, config["max_rounds"])
+    return sum(u["first"] * len(u["cells"]) for u in units.values())
+
+
 @pytest.mark.slow
 def test_default_config_passes_schema_and_dry_run(tmp_path):
     wf = workflow_copy(tmp_path)
@@ -47,11 +55,7 @@ def test_default_config_passes_schema_and_dry_run(tmp_path):
     assert run.returncode == 0, run.stderr
     assert "measure" in run.stdout and "claims" in run.stdout
     # the first stage, and the checkpoint that may add rounds after it (rules/rounds.smk)
-    config = yaml.safe_load(DEFAULT.read_text())
-    claims = stages.read_claims(ROOT / "config/claims.yaml", ROOT / "config/articles.yaml")
-    repeats = {c: s.repeats for c, s in grid.settings(config).items()}
-    units = run_order.units(grid.plan(config), claims, repeats, config["max_rounds"])
-    first = sum(u["first"] * len(u["cells"]) for u in units.values())
+    first = first_stage(yaml.safe_load(DEFAULT.read_text()))
     assert re.search(rf"^measure\s+{first}$", run.stdout, re.M), run.stdout[-1500:]
     assert "checkpoint jobs, which will result in alteration of the DAG" in run.stdout
 

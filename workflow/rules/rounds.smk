@@ -22,8 +22,7 @@ checkpoint rounds:
         ENV
     params:
         units=UNITS,
-        precision=config["precision"],
-        precision_from_claims=config["precision_from_claims"],
+        precision=grid.precision(config),
         budget_minutes=config["budget_minutes"],
     script:
         "../scripts/rounds.py"

@@ -1,6 +1,5 @@
 """Snakemake job: after a run's first stage, the rounds each block takes and why each part stops."""
 
-from blockbench.judge.claim_rules import Precision
 from blockbench.run import job_log, stages
 
 with job_log.logged(snakemake.log[0]):
@@ -11,7 +10,7 @@ with job_log.logged(snakemake.log[0]):
         study_files=list(snakemake.input.studies),
         units=snakemake.params.units,
         run_label=snakemake.wildcards.run_label,
-        precision=Precision(snakemake.params.precision, snakemake.params.precision_from_claims),
+        precision=snakemake.params.precision,
         budget_minutes=snakemake.params.budget_minutes,
         out=snakemake.output[0],
     )
