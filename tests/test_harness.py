@@ -119,6 +119,8 @@ def test_only_a_processs_first_warm_phases_warm_up_for_warmup_s():
     assert cell.warm_rule(rule, warmed_by_check=False, settled=True).warmup_s == 0
     by_check = cell.warm_rule(rule, warmed_by_check=True, settled=False)
     assert by_check.warmup == 0 and sampling.Sampler(lambda n, w: None, by_check).warms_for == 0
+    # a steady-only cell's check call is its warm-up only if it lasted warmup_s
+    assert cell.warms_fully(0.1, rule) and not cell.warms_fully(0.099, rule)
 
 
 def test_one_array_output_waits_through_the_arrays_own_method():

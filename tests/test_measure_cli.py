@@ -63,14 +63,27 @@ def test_a_jax_cells_ratio_phases_are_sampled_in_turn(measure_cli):
     assert turns == {"dispatch", "steady", "asarray"}
 
 
-def test_a_steady_only_cell_is_checked_first_and_the_check_warms_it_up(measure_cli):
+def test_a_steady_only_cell_is_checked_first_and_a_long_check_call_warms_it_up(measure_cli):
     rc, record, _ = measure_cli(
         "--device", "cpu", "--workload", "matmul", "--impl", "jax", "--size", "64",
-        "--phases", "steady",
+        "--phases", "steady", "--warmup-s", "0.000001",
     )  # fmt: skip
     assert rc == 0 and record["status"] == "ok" and record["check"]["passed"]
     assert record["phases"]["steady"]["note"] == WARMED_BY_CHECK
     assert record["provenance"]["config"]["rule"]["warmup"] == 1  # the run's rule is intact
+
+
+def test_a_check_call_shorter_than_warmup_s_leaves_the_phase_its_warm_up(measure_cli):
+    """A 5 us call, even with its compile, settles nothing of the process: the steady phase
+    warms for `warmup_s` as any process's first phase does (cell.warms_fully)."""
+    rc, record, _ = measure_cli(
+        "--device", "cpu", "--workload", "selu", "--impl", "jax_jit", "--size", "1000",
+        "--phases", "steady", "--warmup-s", "1.5",
+    )  # fmt: skip
+    assert rc == 0 and record["status"] == "ok" and record["check"]["passed"]
+    assert "note" not in record["phases"]["steady"]
+    timeline = record["timeline"]
+    assert timeline["sampled"] - timeline["sampling"] >= 1.5
 
 
 @pytest.mark.skipif(platform.machine() != "x86_64", reason="OpenBLAS names x86-64 kernels")

@@ -144,12 +144,20 @@ def phase_record(collected: Collected) -> dict[str, Any]:
 
 
 def warm_rule(rule: StopRule, warmed_by_check: bool, settled: bool) -> StopRule:
-    """A phase's warm-up: none after the check's call made it; its count alone once an
-    earlier phase of the process warmed for `warmup_s`, since what settles then (XLA's pool
-    threads finding their cores) is the process's, not the phase's."""
+    """A phase's warm-up: none after a check's call that warmed it (`warmed_by_check`); its
+    count alone once an earlier phase of the process warmed for `warmup_s`, since what
+    settles then (XLA's pool threads finding their cores) is the process's, not the phase's."""
     if warmed_by_check:
         return replace(rule, warmup=0)
     return replace(rule, warmup_s=0.0) if settled else rule
+
+
+def warms_fully(check_call_s: float, rule: StopRule) -> bool:
+    """Whether a steady-only cell's check call is its whole warm-up: a call of `warmup_s` or
+    more (the 5000 matmul, the 64x32 loop) is, and is not made twice for one purpose; a
+    shorter one (a jit SELU at 10^3, 5 us once compiled) settles nothing of the process, and
+    the phase warms for `warmup_s` as a process's first phase does."""
+    return check_call_s >= rule.warmup_s
 
 
 def check_record(workload: Workload, impl: Impl, host_args: tuple, out: Any, dev: Any) -> dict:
@@ -357,26 +365,30 @@ def measure(spec: CellSpec, progress: Callable[[dict[str, Any]], None]) -> dict[
 
             def check() -> dict[str, Any]:
                 if numpy_cell:
+                    t0 = time.perf_counter()
                     checked["out"] = impl.fn(*host_args)
+                    checked["call_s"] = time.perf_counter() - t0
                     return check_record(workload, impl, host_args, checked["out"], None)
                 args = host_args if impl.host_inputs else jax.device_put(host_args, dev)
+                t0 = time.perf_counter()
                 checked["out"] = harness.block(harness.jitted(impl)(*args))
+                checked["call_s"] = time.perf_counter() - t0
                 return check_record(workload, impl, host_args, checked["out"], dev)
 
             plan = phase_plan(impl, dev, host_args, spec.phases, lambda: checked.get("out"))
-            # A plan that opens on the steady phase (the 5000 matmul, the 64x32 loop: steady
-            # alone) is checked first, and the check's call, the same call on the same
-            # inputs, is that phase's warm-up: a call of seconds is not made twice for one
-            # purpose. Any other plan opens on a phase the check's call would warm wrongly.
+            # A plan that opens on the steady phase (steady alone) is checked first, and the
+            # check's call, the same call on the same inputs, warms that phase up (warms_fully).
+            # Any other plan opens on a phase the check's call would warm wrongly.
             check_first = bool(plan) and plan[0].name == "steady"
             if check_first:
                 record["check"] = check()
+            by_check = check_first and warms_fully(checked["call_s"], spec.rule)
             timeline["sampling"] = time.time()
             settled = False  # has a phase warmed for `warmup_s` yet (warm_rule)
             for group in turn_groups(plan):
                 record["current_phase"] = "+".join(phase.name for phase in group)
                 progress(record)
-                warmed = check_first and group[0] is plan[0]
+                warmed = by_check and group[0] is plan[0]
                 samplers = [
                     Sampler(
                         phase.build(),

@@ -22,7 +22,9 @@ CONFIDENCE = 0.95
 # sqrt of the factor by which its article's figure clears its rule, between `precision` and x2.
 # 8: a process takes at least 3 samples of a phase (PROCESS_FLOOR), not 2: a median that one
 # slow sample cannot move.
-METHOD_VERSION = 8
+# 9: a steady-only cell's check call is its warm-up only if it lasted `warmup_s`: a shorter one
+# (a jit SELU at 10^3) warms for `warmup_s` as a process's first phase does (cell.warms_fully).
+METHOD_VERSION = 9
 # Every phase a cell can have, in the order a user meets them (and the harness measures them).
 PHASES = (
     "host_to_device",
