@@ -109,7 +109,9 @@ def study(
         )
     kind = next(iter(kinds.values()))
     design, blas = next(iter(designs.values())), next(iter(kernels.values()))
-    return Study(kind, runs, found, methods[0], core_speed=core_speed, design=design, blas=blas)
+    return Study(
+        kind, runs, found, method=methods[0], core_speed=core_speed, design=design, blas=blas
+    )
 
 
 def main() -> None:

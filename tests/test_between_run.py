@@ -16,6 +16,7 @@ from blockbench.judge import aggregate, claims, part_result, verdicts
 from blockbench.judge.between_runs import StudyPart, judged, pool
 from blockbench.judge.claim_rules import read_claims
 from blockbench.judge.pooling import pool_part
+from blockbench.judge.run_view import RunView
 from blockbench.judge.studies import Kind, Study, kind_of, read_studies, read_study, study_path
 from blockbench.judge.uncertainty import Spread
 from blockbench.measure.core_speed import STEADY, TWO_SPEED, UNKNOWN
@@ -363,6 +364,21 @@ def test_article_figures_pool_a_rows_points_only_where_enough_runs_measured_it()
     assert pooled_point(points[:2]).note == "too few runs to pool"
     assert pooled_point([points[0], Point(note="not run: no GPU")]).note == "not pooled"
     assert pooled_point([Point(note="not run: no GPU")] * 2) == Point()
+
+
+def test_the_study_tool_keeps_its_runs_method_and_says_why_this_code_does_not_apply_it() -> None:
+    """Two committed runs of method version 8: the study records 8 (the runs', not this
+    code's), and judging them with it (--claims-out) says why this code does not apply it."""
+    raw = ROOT / "results/reference/dev-2core-zen5/raw"
+    labels = {str(raw / label): label for label in ("v8-0349", "v8-0408")}
+    proc = aggregate.processes([f for d in labels for f in raw_files(d)], labels)
+    cells = aggregate.cells(proc)
+    claim_list = read_claims(ROOT / "config/claims.yaml", ROOT / "config/articles.yaml")
+    found = between_run_study.study(cells, proc, claim_list, STEADY)
+    assert found.method == 8 != METHOD_VERSION and found.source == ""
+    views = RunView.each(cells, proc, {found.kind: found})
+    assert [v.study for v in views] == [None, None]
+    assert all("made by method version 8 and this is version" in v.study_note for v in views)
 
 
 def test_the_study_tool_refuses_runs_of_two_designs() -> None:
