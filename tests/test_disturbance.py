@@ -211,16 +211,66 @@ def test_the_core_speed_probe_visits_every_core_and_restores_the_affinity():
     assert all(w.call_s > 0 and 0 < w.cpu_share <= 1.05 for w in windows)
 
 
+def test_a_hand_off_times_a_round_trip_between_two_cores_and_leaves_nothing_behind():
+    """measure.core_speed.handoff: what a microsecond jit call pays for XLA's pool thread on
+    the other core; its helper thread, pipes and the caller's affinity do not outlive it."""
+    from blockbench.measure.core_speed import handoff, handoffs
+
+    before, threads = os.sched_getaffinity(0), threading.active_count()
+    fds = len(os.listdir("/proc/self/fd"))
+    cores = sorted(before)
+    pair = (cores[0], cores[-1])
+    assert 0 < handoff(*pair, trips=20) < 0.1
+    assert 0 < handoff(cores[0], cores[0], trips=20) < 0.1
+    windows = handoffs(pair, 0.05, trips=10)
+    assert len(windows.across) == len(windows.within) >= 1
+    assert os.sched_getaffinity(0) == before and threading.active_count() == threads
+    assert len(os.listdir("/proc/self/fd")) == fds
+    with pytest.raises(ValueError, match="trips >= 1"):
+        handoff(cores[0], max(cores) + 1)
+    with pytest.raises(ValueError, match="trips >= 1"):
+        handoff(cores[0], cores[0], trips=0)
+
+
+def test_the_hand_off_line_gives_its_fast_round_trip_and_its_slow_windows():
+    from blockbench.measure.core_speed import Handoffs, Window, describe, summarize
+
+    alone = (5e-6,) * 10
+    quiet = Handoffs((0, 1), (30e-6,) * 10, alone)
+    assert quiet.describe() == (
+        "hand-off between cores 0 and 1: 30.0 µs a round trip when fast, "
+        "5.0 µs on core 0 alone; no slow window in 10"
+    )
+    stretches = Handoffs((0, 1), (30e-6,) * 8 + (60e-6, 66e-6), alone).describe()
+    assert stretches.endswith("2 of 10 windows slow, at 2.20x")
+    cores = summarize([Window(0, 5e-4, 1.0)])
+    lines = describe(cores, 0.0, "steady", stretches)
+    assert lines[1] == stretches and lines[-1] == "every core kept its speed"
+    assert describe(cores, 0.0, "steady")[1].startswith("steal counted")
+
+
 def test_the_core_speed_tool_prints_a_line_per_core_and_a_conclusion():
     tool = Path(__file__).resolve().parents[1] / "benchmarks" / "core_speed.py"
     out = subprocess.run(
-        [sys.executable, str(tool), "--seconds", "0.2", "--window-s", "0.02"],
+        [
+            sys.executable,
+            str(tool),
+            "--seconds",
+            "0.2",
+            "--window-s",
+            "0.02",
+            "--handoff-s",
+            "0.05",
+        ],
         capture_output=True,
         text=True,
         check=True,
     ).stdout.splitlines()
-    assert [line.split(":")[0] for line in out[:-2]] == [
-        f"core {c}" for c in sorted(os.sched_getaffinity(0))
+    cores = sorted(os.sched_getaffinity(0))
+    assert [line.split(":")[0] for line in out[: len(cores)]] == [f"core {c}" for c in cores]
+    # a hand-off needs two cores
+    assert out[len(cores) : -2] == [
+        line for line in out if len(cores) > 1 and line.startswith("hand-off between cores")
     ]
     assert out[-2].startswith("steal counted")
     assert out[-1] == "every core kept its speed" or out[-1].startswith("cores change speed")

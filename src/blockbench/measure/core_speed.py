@@ -1,4 +1,5 @@
-"""Whether each core keeps its speed: a fixed pure-Python loop pinned to each core in turn.
+"""Whether each core keeps its speed: a fixed pure-Python loop pinned to each core in turn;
+and what handing work to a thread on another core costs (`handoff`).
 
 On the 2-core AMD EPYC VM of 2026-11-23 each vCPU ran at full or at half speed, on its own,
 switching within a second (what a busy sibling hyperthread on the host leaves a core), for
@@ -12,6 +13,8 @@ time": `describe` therefore also gives each core's fast time against the fastest
 """
 
 import os
+import statistics
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -91,12 +94,19 @@ class CoreSpeed:
         return self.slow / self.windows
 
 
+def fast_and_slow(times: Sequence[float]) -> tuple[float, list[float]]:
+    """Of a series of window times: the fast one (their low quantile) and the slow ones,
+    sorted (over SLOW_FACTOR x the fast one)."""
+    times = sorted(times)
+    fast = times[int(FAST_QUANTILE * (len(times) - 1))]
+    return fast, [t for t in times if t > SLOW_FACTOR * fast]
+
+
 def summarize(windows: Sequence[Window]) -> list[CoreSpeed]:
     out = []
     for core in sorted({w.core for w in windows}):
-        times = sorted(w.call_s for w in windows if w.core == core)
-        fast = times[int(FAST_QUANTILE * (len(times) - 1))]
-        slow = [t for t in times if t > SLOW_FACTOR * fast]
+        times = [w.call_s for w in windows if w.core == core]
+        fast, slow = fast_and_slow(times)
         out.append(
             CoreSpeed(
                 core,
@@ -133,9 +143,12 @@ def verdict(windows: Sequence[Window]) -> str:
     return TWO_SPEED if slow else STEADY
 
 
-def describe(speeds: Sequence[CoreSpeed], steal: float | None, host: str) -> list[str]:
-    """One line per core and the conclusion (`host`: what `verdict` says of the same
-    windows), for a reader deciding whether to trust a run."""
+def describe(
+    speeds: Sequence[CoreSpeed], steal: float | None, host: str, handoff: str | None = None
+) -> list[str]:
+    """One line per core, the hand-off's (`Handoffs.describe`, where measured) and the
+    conclusion (`host`: what `verdict` says of the same windows), for a reader deciding
+    whether to trust a run."""
     lines = []
     fastest = min(s.fast_s for s in speeds)
     for s in speeds:
@@ -150,6 +163,7 @@ def describe(speeds: Sequence[CoreSpeed], steal: float | None, host: str) -> lis
             f"({s.fast_s / fastest:.2f}x the fastest core's); {slow}; "
             f"CPU time / wall time >= {s.cpu_share:.2f}"
         )
+    lines += [handoff] if handoff else []
     stolen = "unknown" if steal is None else f"{steal:.2f} s"
     lines.append(f"steal counted by the guest's kernel meanwhile: {stolen}")
     if host == TWO_SPEED:
@@ -163,6 +177,83 @@ def describe(speeds: Sequence[CoreSpeed], steal: float | None, host: str) -> lis
     else:
         lines.append("no window ran on its core undisturbed: nothing to say of its speed")
     return lines
+
+
+# A hand-off: a byte sent from a thread on one core to a thread on another and back, through
+# two pipes, each thread blocked in between. It is what a call of microseconds pays when XLA
+# runs it on a pool thread of the other core: on the Zen 5 EPYC VM of 2026-11-26, the 12-row
+# jit loop took 19 to 25 µs a call on both vCPUs and 14.4 to 15.1 µs pinned to one, and such
+# a round trip 31 µs between two threads (5 µs on one core), in stretches more. A loop on
+# one core at a time cannot see it.
+HANDOFF_TRIPS = 200
+
+
+def handoff(a: int, b: int, trips: int = HANDOFF_TRIPS) -> float:
+    """The median round trip (seconds) of `trips` hand-offs from a thread on core `a` to one
+    on core `b` (a == b: both on one core, what the same trip costs without waking another
+    core); the caller's affinity restored."""
+    before = os.sched_getaffinity(0)
+    if trips < 1 or not {a, b} <= before:
+        raise ValueError(
+            f"a hand-off needs trips >= 1 on cores of {sorted(before)}: {trips}, {a}, {b}"
+        )
+    there, back = os.pipe(), os.pipe()
+
+    def echo() -> None:
+        os.sched_setaffinity(0, {b})  # this thread only (Linux)
+        while (byte := os.read(there[0], 1)) != b"q":
+            os.write(back[1], byte)
+
+    helper = threading.Thread(target=echo, daemon=True)
+    helper.start()
+    times = []
+    try:
+        os.sched_setaffinity(0, {a})
+        for _ in range(trips + 1):  # the first trip finds the helper still settling
+            start = time.perf_counter()
+            os.write(there[1], b"x")
+            os.read(back[0], 1)
+            times.append(time.perf_counter() - start)
+    finally:
+        os.write(there[1], b"q")
+        helper.join()
+        os.sched_setaffinity(0, before)
+        for fd in (*there, *back):
+            os.close(fd)
+    return statistics.median(times[1:])
+
+
+@dataclass(frozen=True)
+class Handoffs:
+    """Hand-off windows between two cores, with the same trip on one core beside them."""
+
+    cores: tuple[int, int]
+    across: tuple[float, ...]  # each window's median round trip between the two cores
+    within: tuple[float, ...]  # the same on the first core alone
+
+    def describe(self) -> str:
+        fast, slow = fast_and_slow(self.across)
+        alone, _ = fast_and_slow(self.within)
+        slow_part = (
+            f"{len(slow)} of {len(self.across)} windows slow, at {slow[len(slow) // 2] / fast:.2f}x"
+            if slow
+            else f"no slow window in {len(self.across)}"
+        )
+        a, b = self.cores
+        return (
+            f"hand-off between cores {a} and {b}: {fast * 1e6:.1f} µs a round trip when fast, "
+            f"{alone * 1e6:.1f} µs on core {a} alone; {slow_part}"
+        )
+
+
+def handoffs(cores: tuple[int, int], seconds: float, trips: int = HANDOFF_TRIPS) -> Handoffs:
+    """Hand-off windows between `cores`, and on the first alone, in turn for `seconds`."""
+    across, within = [], []
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        across.append(handoff(*cores, trips))
+        within.append(handoff(cores[0], cores[0], trips))
+    return Handoffs(cores, tuple(across), tuple(within))
 
 
 # Each worker process reads its cores' speed once before measuring: this many windows of this
