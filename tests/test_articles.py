@@ -191,6 +191,30 @@ def test_each_article_figure_names_both_machines_and_every_empty_slot(tmp_path, 
     assert matplotlib.rcParams["svg.fonttype"] == "none"  # text stays text in the SVG
 
 
+def test_the_claims_figure_shows_every_interval_whole():
+    """A1 359 [97.1, 1330] in a run judged with a between-run study: its upper end was drawn
+    off an axis that stopped at twice the largest value."""
+    parts = pd.DataFrame(
+        {
+            "run_label": "local",
+            "claim_id": ["A1", "C1"],
+            "part": ["blocked / dispatch", "NumPy / JAX"],
+            "kind": "ratio",
+            "article": [18.3, 2.16],
+            "measured": [359.0, 1.62],
+            "ci_low": [97.1, 0.4],
+            "ci_high": [1330.0, 1.64],
+            "outcome": "holds",
+            "indicative": False,
+        }
+    )
+    tables = figures.Tables(pd.DataFrame(), pd.DataFrame(), parts, articles.Articles({}))
+    ax = figures.claims_figure(tables).axes[0]
+    assert ax.get_ylim()[0] <= 0.4 and ax.get_ylim()[1] >= 1330
+    assert ax.get_xlim() == ax.get_ylim()  # the diagonal stays the diagonal
+    plt.close("all")
+
+
 def test_a_time_axis_within_one_decade_labels_each_tick_with_its_own_value():
     """time_vs_size's dot_xx panel spans 9 to 12 ms: one significant digit read 1e-02 at
     every tick."""
