@@ -556,3 +556,29 @@ def test_the_default_claims_targets_are_those_the_config_names():
     config = (ROOT / "config/config.yaml").read_text()
     for words in ("to x1.91", "to x1.26", "to x1.2."):
         assert words in config
+
+
+def test_claims_md_says_where_a_runs_measuring_time_went():
+    """claims_report.time_spent: the first stage, the rounds on demand by block, and the
+    time inside timed calls, from the processes' own start and end."""
+    stencil = row("loop", 12, workload="stencil", processes=5, block="stencil@12:cpu/loop")
+    grad = row("grad", 1000, workload="grad_logistic", processes=1, n=2)
+    jobs = [*stencil, *grad]
+    for i, job in enumerate(jobs):  # 2 s each, 3 s apart; the lone grad cell 1 s
+        job.update(started_at=3.0 * i, finished_at=3.0 * i + (1 if job in grad else 2))
+        job.update(first_rounds=3 if job in stencil else 1, loops=2)
+    proc = pd.DataFrame(jobs)
+    said = claims_report.time_spent(proc)
+    timed = sum(sum(j["samples_s"]) * 2 for j in jobs)
+    assert said == (
+        f"Time: 6 worker processes measured for 16 s ({timed:.0f} s of it inside timed calls): "
+        "the first stage, 4 processes, 7 s; 2 more processes on demand, 4 s: "
+        "stencil at 12 (2 processes, 4 s)."
+    )
+    unrun = {**grad[0], "workload": "selu", "samples_s": None, "loops": None, "status": "failed"}
+    with_unrun = pd.DataFrame([*jobs, {**unrun, "started_at": 15.0, "finished_at": 15.5}])
+    assert claims_report.time_spent(with_unrun).startswith("Time: 7 worker processes")
+    first_only = proc[proc["repeat"] < proc["first_rounds"]]
+    assert claims_report.time_spent(first_only).endswith(
+        "the first stage, 4 processes, 7 s; no claim asked for more rounds."
+    )

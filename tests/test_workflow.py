@@ -564,6 +564,9 @@ def test_claims_report_shows_each_parts_size_against_the_articles(tiny_run):
     assert "measured at 64 (article 1000)" in text  # A1 on the tiny grid's dot_xx at 64
     assert "inconclusive" in text
     assert "jnp.dot(x, x).block_until_ready()" in text  # the article's code, per part
+    # where the run's time went (claims_report.time_spent), from every process it ran
+    ran = len(layout.raw_files(tiny_run / "results/raw/tiny"))
+    assert f"Time: {ran} worker processes measured for " in text
 
 
 @pytest.mark.slow

@@ -282,6 +282,35 @@ def measured_on(processes: pd.DataFrame) -> str:
     return " ".join(lines)
 
 
+def time_spent(processes: pd.DataFrame) -> str:
+    """Where a run's measuring time went: its first stage, the rounds its claims asked for
+    on demand (by block), and the share of it inside timed calls; what tells a reader why one
+    run of the same grid took a minute longer than another."""
+    jobs = processes.drop_duplicates(PROCESS).dropna(subset=["started_at", "finished_at"])
+    if jobs.empty:
+        return ""
+    jobs = jobs.assign(wall=jobs["finished_at"] - jobs["started_at"])
+    added = jobs[jobs["repeat"] >= jobs["first_rounds"].fillna(jobs["repeat"] + 1)]
+    first = jobs.drop(added.index)
+    sampled = processes["samples_s"].map(lambda s: 0.0 if s is None else float(sum(s)))
+    timed = (sampled * processes["loops"]).sum()  # a cell that did not run has no samples
+    span = jobs["finished_at"].max() - jobs["started_at"].min()
+    text = (
+        f"Time: {len(jobs)} worker processes measured for {span:.0f} s ({timed:.0f} s of it "
+        f"inside timed calls): the first stage, {len(first)} processes, {first['wall'].sum():.0f} s"
+    )
+    if added.empty:
+        return text + "; no claim asked for more rounds."
+    own = added["workload"] + "@" + added["size"].astype(str)  # a lone cell's block is ""
+    block = added["block"].where(added["block"].fillna("") != "", own).str.split(":").str[0]
+    by = added.groupby(block)["wall"].agg(["size", "sum"]).sort_values("sum", ascending=False)
+    blocks = ", ".join(
+        f"{r.Index.replace('@', ' at ')} ({r.size} processes, {r.sum:.0f} s)"
+        for r in by.itertuples()
+    )
+    return text + f"; {len(added)} more processes on demand, {added['wall'].sum():.0f} s: {blocks}."
+
+
 def to_markdown(
     table: pd.DataFrame,
     parts: pd.DataFrame,
@@ -296,7 +325,8 @@ def to_markdown(
     for run_label, runs in table.groupby("run_label", sort=True):
         lines += [f"## Run `{run_label}`{_release(runs)}", ""]
         if processes is not None and (processes["run_label"] == run_label).any():
-            lines += [measured_on(processes[processes["run_label"] == run_label]), ""]
+            mine = processes[processes["run_label"] == run_label]
+            lines += [measured_on(mine), "", time_spent(mine), ""]
         lines += [*_between(runs), *_verdicts(runs)]
         lines.append("")
         lines += ["### Every part, at the setup it was measured", ""]
