@@ -578,6 +578,10 @@ def test_claims_md_says_where_a_runs_measuring_time_went():
     unrun = {**grad[0], "workload": "selu", "samples_s": None, "loops": None, "status": "failed"}
     with_unrun = pd.DataFrame([*jobs, {**unrun, "started_at": 15.0, "finished_at": 15.5}])
     assert claims_report.time_spent(with_unrun).startswith("Time: 7 worker processes")
+    # a record from before rounds on demand says no first stage (0): all of it is one
+    assert claims_report.time_spent(proc.assign(first_rounds=0)).endswith(
+        "the first stage, 6 processes, 11 s; no claim asked for more rounds."
+    )
     first_only = proc[proc["repeat"] < proc["first_rounds"]]
     assert claims_report.time_spent(first_only).endswith(
         "the first stage, 4 processes, 7 s; no claim asked for more rounds."

@@ -290,7 +290,8 @@ def time_spent(processes: pd.DataFrame) -> str:
     if jobs.empty:
         return ""
     jobs = jobs.assign(wall=jobs["finished_at"] - jobs["started_at"])
-    added = jobs[jobs["repeat"] >= jobs["first_rounds"].fillna(jobs["repeat"] + 1)]
+    first_rounds = jobs["first_rounds"].where(jobs["first_rounds"] > 0)  # 0: not recorded
+    added = jobs[jobs["repeat"] >= first_rounds.fillna(jobs["repeat"] + 1)]
     first = jobs.drop(added.index)
     sampled = processes["samples_s"].map(lambda s: 0.0 if s is None else float(sum(s)))
     timed = (sampled * processes["loops"]).sum()  # a cell that did not run has no samples
