@@ -182,7 +182,7 @@ def describe(
 # A hand-off: a byte sent from a thread on one core to a thread on another and back, through
 # two pipes, each thread blocked in between. It is what a call of microseconds pays when XLA
 # runs it on a pool thread of the other core: on the Zen 5 EPYC VM of 2026-11-26, the 12-row
-# jit loop took 19 to 25 µs a call on both vCPUs and 14.4 to 15.1 µs pinned to one, and such
+# jit loop took 19 to 25 µs a call on both vCPUs and 14.3 to 15.1 µs pinned to one, and such
 # a round trip 31 µs between two threads (5 µs on one core), in stretches more. A loop on
 # one core at a time cannot see it.
 HANDOFF_TRIPS = 200
