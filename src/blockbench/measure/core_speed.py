@@ -183,8 +183,10 @@ def describe(
 # two pipes, each thread blocked in between. It is what a call of microseconds pays when XLA
 # runs it on a pool thread of the other core: on the Zen 5 EPYC VM of 2026-11-26, the 12-row
 # jit loop took 19 to 25 µs a call on both vCPUs and 14.3 to 15.1 µs pinned to one, and such
-# a round trip 31 µs between two threads (5 µs on one core), in stretches more. A loop on
-# one core at a time cannot see it.
+# a round trip 31 µs between two threads (5 µs on one core). In stretches of seconds both
+# slow together: over 30 fresh processes, a process's hand-off (29 to 60 µs) and its jit call
+# (23 to 37 µs) correlated at 0.91 (docs/measuring-traps.md). A loop on one core at a time
+# cannot see it.
 HANDOFF_TRIPS = 200
 
 
