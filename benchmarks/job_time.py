@@ -28,7 +28,11 @@ STEPS = (
     ("check before sampling (a steady-only cell's warm-up)", "inputs", "sampling"),
     ("sampling: warm-up, calibration and timed samples", "sampling", "sampled"),
     ("check after sampling", "sampled", "checked"),
-    ("the record, the worker's exit, the host-load reading", "checked", "worker_exit"),
+    (
+        "the hand-off reading, the record, the worker's exit, the host load",
+        "checked",
+        "worker_exit",
+    ),
 )
 
 

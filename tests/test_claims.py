@@ -586,3 +586,25 @@ def test_claims_md_says_where_a_runs_measuring_time_went():
     assert claims_report.time_spent(first_only).endswith(
         "the first stage, 4 processes, 7 s; no claim asked for more rounds."
     )
+
+
+def test_claims_md_names_the_cells_whose_processes_ran_while_hand_offs_were_slow():
+    """claims_report.handoffs: each process's hand-off (read after its samples); the slow
+    ones, over 1.5x the fast processes', by cell."""
+    jit = row("loop_jit", 12, workload="stencil", processes=6)
+    numpy = row("numpy", 64, processes=4)
+    for job, rt in zip([*jit, *numpy], [30, 31, 55, 58, 30, 32, 31, 30, 29, 50], strict=True):
+        job["handoff_s"] = rt * 1e-6
+    proc = pd.DataFrame([*jit, *numpy])
+    assert claims_report.handoffs(proc) == (
+        "Hand-offs between two cores (a byte to a thread on the other core and back, read in "
+        "each process after its samples): 31 µs in the median process of 10; 3 over 1.5x the "
+        "fast processes' (29 µs), most in stencil loop_jit at 12 (2), matmul numpy at 64 (1): "
+        "a microsecond call there ran while the host woke the other core slowly."
+    )
+    steady = proc.assign(handoff_s=3e-5)
+    assert claims_report.handoffs(steady).endswith(
+        "30 µs in the median process of 10, none over 1.5x the fast processes'."
+    )
+    assert claims_report.handoffs(proc.assign(handoff_s=None)) == ""  # one core, or old records
+    assert claims_report.handoffs(proc.drop(columns="handoff_s")) == ""

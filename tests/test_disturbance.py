@@ -232,6 +232,19 @@ def test_a_hand_off_times_a_round_trip_between_two_cores_and_leaves_nothing_behi
         handoff(cores[0], cores[0], trips=0)
 
 
+def test_a_process_reads_its_hand_off_on_two_cores_and_none_on_one(monkeypatch):
+    """measure.core_speed.handoff_reading: what the worker keeps after its samples."""
+    from blockbench.measure.core_speed import FAKE_CORE_SPEED, handoff_reading
+
+    cores = sorted(os.sched_getaffinity(0))
+    assert handoff_reading(cores[:1]) is None
+    if len(cores) > 1:
+        real = handoff_reading(cores)
+        assert real["cores"] == cores[:2] and real["within_s"] > 0 and 0 < real["across_s"] < 0.1
+    monkeypatch.setenv(FAKE_CORE_SPEED, "steady")
+    assert handoff_reading([3, 5, 7]) == {"cores": [3, 5], "across_s": 3e-5, "within_s": 5e-6}
+
+
 def test_the_hand_off_line_gives_its_fast_round_trip_and_its_slow_windows():
     from blockbench.measure.core_speed import Handoffs, Window, describe, summarize
 

@@ -567,6 +567,13 @@ def test_claims_report_shows_each_parts_size_against_the_articles(tiny_run):
     # where the run's time went (claims_report.time_spent), from every process it ran
     ran = len(layout.raw_files(tiny_run / "results/raw/tiny"))
     assert f"Time: {ran} worker processes measured for " in text
+    # each process's hand-off after its samples (made up here, as the core readings are),
+    # where its cell ran on two cores or more
+    procs = pd.read_csv(tiny_run / "results/tables/processes.csv")
+    mine = procs[(procs["run_label"] == "tiny") & (procs["status"] == "ok")]
+    two = mine["cores"] > 1
+    assert mine.loc[two, "handoff_s"].eq(3e-5).all() and mine.loc[~two, "handoff_s"].isna().all()
+    assert ("Hand-offs between two cores" in text) == bool(two.any())
 
 
 @pytest.mark.slow

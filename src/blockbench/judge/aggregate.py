@@ -59,6 +59,7 @@ PER_PROCESS = [
     "finished_at",
     "warnings",
     "core_windows",
+    "handoff_s",
 ]
 
 
@@ -129,6 +130,8 @@ def cell_columns(record: dict[str, Any], source: Path) -> dict[str, Any]:
         "method_version": record.get("method_version", 1),
         # this process's reading of its cores' speed (measure.core_speed), where it has one
         "core_windows": prov["core_speed"] if isinstance(prov.get("core_speed"), list) else [],
+        # its hand-off between two cores after its samples (measure.core_speed.handoff_reading)
+        "handoff_s": _get(prov, "handoff", "across_s"),
         **cell,
         "repeat": record["repeat"],
         "work": WORKLOADS[cell["workload"]].work(cell["size"]),

@@ -410,6 +410,8 @@ def measure(spec: CellSpec, progress: Callable[[dict[str, Any]], None]) -> dict[
             if not check_first:
                 record["check"] = check()
             timeline["checked"] = time.time()
+            # what waking another core cost while this process ran (after its samples)
+            record["provenance"]["handoff"] = safe(core_speed.handoff_reading, sorted(probe.cores))
             # clocks, power, temperature and peak memory at cell start are idle values: read
             # them again once the device has worked (both kept)
             if dev is not None:

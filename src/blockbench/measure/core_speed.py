@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import psutil
 
@@ -256,6 +257,18 @@ def handoffs(cores: tuple[int, int], seconds: float, trips: int = HANDOFF_TRIPS)
         across.append(handoff(*cores, trips))
         within.append(handoff(cores[0], cores[0], trips))
     return Handoffs(cores, tuple(across), tuple(within))
+
+
+def handoff_reading(cores: Sequence[int]) -> dict[str, Any] | None:
+    """This process's hand-off between its first two cores and the same on the first alone,
+    as its record keeps it (None on one core): read after its samples, so that it costs them
+    nothing; a process's hand-off follows the host's state when it ran (the 0.91 above)."""
+    if len(cores) < 2:
+        return None
+    a, b = cores[0], cores[1]
+    if os.environ.get(FAKE_CORE_SPEED):  # tests: made up, as the core readings are
+        return {"cores": [a, b], "across_s": 3e-5, "within_s": 5e-6}
+    return {"cores": [a, b], "across_s": handoff(a, b), "within_s": handoff(a, a)}
 
 
 # Each worker process reads its cores' speed once before measuring: this many windows of this

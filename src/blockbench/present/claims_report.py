@@ -13,6 +13,7 @@ from blockbench.judge import stopping, uncertainty
 from blockbench.judge.aggregate import HOST_KIND, PROCESS
 from blockbench.judge.between_runs import MIN_UNSTUDIED
 from blockbench.judge.wording import fmt, value_ci
+from blockbench.measure import core_speed
 
 LEGEND = (
     f"Every value is shown with its 95% confidence interval: {uncertainty.METHOD}. Where a "
@@ -312,6 +313,32 @@ def time_spent(processes: pd.DataFrame) -> str:
     return text + f"; {len(added)} more processes on demand, {added['wall'].sum():.0f} s: {blocks}."
 
 
+def handoffs(processes: pd.DataFrame) -> str:
+    """What waking another core cost in a run's processes (core_speed.handoff_reading), and
+    which cells' processes ran while it was slow: on a VM that is what moves a microsecond
+    call from one process to the next, where no core changes speed."""
+    jobs = processes.drop_duplicates(PROCESS)
+    read = jobs[jobs["handoff_s"].notna()] if "handoff_s" in jobs else jobs.iloc[:0]
+    if read.empty:
+        return ""
+    fast, slow = core_speed.fast_and_slow(read["handoff_s"].tolist())
+    text = (
+        f"Hand-offs between two cores (a byte to a thread on the other core and back, read in "
+        f"each process after its samples): {read['handoff_s'].median() * 1e6:.0f} µs in the "
+        f"median process of {len(read)}"
+    )
+    if not slow:
+        return text + f", none over {core_speed.SLOW_FACTOR}x the fast processes'."
+    late = read[read["handoff_s"] > core_speed.SLOW_FACTOR * fast]
+    cells = late["workload"] + " " + late["impl"] + " at " + late["size"].astype(str)
+    most = ", ".join(f"{c} ({n})" for c, n in cells.value_counts().head(3).items())
+    return text + (
+        f"; {len(late)} over {core_speed.SLOW_FACTOR}x the fast processes' "
+        f"({fast * 1e6:.0f} µs), most in {most}: a microsecond call there ran while the host "
+        "woke the other core slowly."
+    )
+
+
 def to_markdown(
     table: pd.DataFrame,
     parts: pd.DataFrame,
@@ -327,7 +354,8 @@ def to_markdown(
         lines += [f"## Run `{run_label}`{_release(runs)}", ""]
         if processes is not None and (processes["run_label"] == run_label).any():
             mine = processes[processes["run_label"] == run_label]
-            lines += [measured_on(mine), "", time_spent(mine), ""]
+            said = (measured_on(mine), time_spent(mine), handoffs(mine))
+            lines += [line for text in said if text for line in (text, "")]
         lines += [*_between(runs), *_verdicts(runs)]
         lines.append("")
         lines += ["### Every part, at the setup it was measured", ""]
