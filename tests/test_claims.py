@@ -599,8 +599,9 @@ def test_claims_md_names_the_cells_whose_processes_ran_while_hand_offs_were_slow
     assert claims_report.handoffs(proc) == (
         "Hand-offs between two cores (a byte to a thread on the other core and back, read in "
         "each process after its samples): 31 µs in the median process of 10; 3 over 1.5x the "
-        "fast processes' (29 µs), most in stencil loop_jit at 12 (2), matmul numpy at 64 (1): "
-        "a microsecond call there ran while the host woke the other core slowly."
+        "fast processes' (29 µs), most in stencil loop_jit at 12 (2 of 6), matmul numpy at 64 "
+        "(1 of 4). A call of microseconds measured while it is slow can take longer "
+        "(docs/measuring-traps.md)."
     )
     steady = proc.assign(handoff_s=3e-5)
     assert claims_report.handoffs(steady).endswith(

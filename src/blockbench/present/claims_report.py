@@ -329,13 +329,18 @@ def handoffs(processes: pd.DataFrame) -> str:
     )
     if not slow:
         return text + f", none over {core_speed.SLOW_FACTOR}x the fast processes'."
-    late = read[read["handoff_s"] > core_speed.SLOW_FACTOR * fast]
-    cells = late["workload"] + " " + late["impl"] + " at " + late["size"].astype(str)
-    most = ", ".join(f"{c} ({n})" for c, n in cells.value_counts().head(3).items())
+    named = read["workload"] + " " + read["impl"] + " at " + read["size"].astype(str)
+    late = read["handoff_s"] > core_speed.SLOW_FACTOR * fast
+    share = late.groupby(named).agg(["sum", "size"])
+    share = share[share["sum"] > 0].assign(of=lambda d: d["sum"] / d["size"])
+    most = ", ".join(
+        f"{r.Index} ({r.sum} of {r.size})"
+        for r in share.sort_values(["of", "sum"], ascending=False).head(3).itertuples()
+    )
     return text + (
-        f"; {len(late)} over {core_speed.SLOW_FACTOR}x the fast processes' "
-        f"({fast * 1e6:.0f} µs), most in {most}: a microsecond call there ran while the host "
-        "woke the other core slowly."
+        f"; {late.sum()} over {core_speed.SLOW_FACTOR}x the fast processes' ({fast * 1e6:.0f} µs), "
+        f"most in {most}. A call of microseconds measured while it is slow can take longer "
+        "(docs/measuring-traps.md)."
     )
 
 
