@@ -321,16 +321,16 @@ def handoffs(processes: pd.DataFrame) -> str:
     read = jobs[jobs["handoff_s"].notna()] if "handoff_s" in jobs else jobs.iloc[:0]
     if read.empty:
         return ""
-    fast, slow = core_speed.fast_and_slow(read["handoff_s"].tolist())
+    fast, _ = core_speed.fast_and_slow(read["handoff_s"].tolist())
+    late = read["handoff_s"] > core_speed.SLOW_FACTOR * fast
     text = (
         f"Hand-offs between two cores (a byte to a thread on the other core and back, read in "
         f"each process after its samples): {read['handoff_s'].median() * 1e6:.0f} µs in the "
         f"median process of {len(read)}"
     )
-    if not slow:
+    if not late.any():
         return text + f", none over {core_speed.SLOW_FACTOR}x the fast processes'."
     named = read["workload"] + " " + read["impl"] + " at " + read["size"].astype(str)
-    late = read["handoff_s"] > core_speed.SLOW_FACTOR * fast
     share = late.groupby(named).agg(["sum", "size"])
     share = share[share["sum"] > 0].assign(of=lambda d: d["sum"] / d["size"])
     most = ", ".join(
