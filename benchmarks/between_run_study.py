@@ -9,7 +9,7 @@ Each RUN_DIR holds one run's raw JSON (`results/raw/<label>`, or a committed
 `results/reference/<label>/raw`); `=LABEL` names a run whose files carry a label another run
 shares (every default run is `local`). Runs made at different times (hours or days apart)
 are what the study is for: runs minutes apart share the machine's state and understate the
-spread. Every run must be of one kind of machine and measured by one method
+spread (it says so where they span under MIN_SPAN_H hours). Every run must be of one kind of machine and measured by one method
 (METHOD_VERSION). The study records whether the host's cores kept their speed, from the
 runs' own readings (blockbench.measure.core_speed), or from `--core-speed` (what
 `benchmarks/core_speed.py` said) for runs made before processes read it: a study made where
@@ -50,6 +50,10 @@ from blockbench.records.layout import raw_files, run_dir
 from blockbench.run import stages
 
 ROOT = Path(__file__).resolve().parents[1]
+# Runs closer together than this share the machine's state: six runs made within one hour on
+# the 2-core AMD EPYC VM set C1's term at x1.03, and a run three hours later fell outside it
+# (docs/studies.md, method version 9).
+MIN_SPAN_H = 4.0
 
 
 def host_speed(proc: pd.DataFrame, given: str | None) -> str:
@@ -114,6 +118,19 @@ def study(
     )
 
 
+def too_close(runs: list[dict[str, Any]]) -> str:
+    """'' where the runs (as Study.runs records them) span MIN_SPAN_H hours or more, else a
+    line saying how long they span: such a study understates the spread a later run meets."""
+    started = sorted(datetime.strptime(r["started"], "%Y-%m-%dT%H:%M:%SZ") for r in runs)
+    minutes = (started[-1] - started[0]).total_seconds() / 60
+    if minutes >= MIN_SPAN_H * 60:
+        return ""
+    return (
+        f"the runs span {minutes:.0f} minutes: runs closer than {MIN_SPAN_H:g} hours share the "
+        "machine's state and understate the spread; add runs made hours or days apart"
+    )
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("raw", nargs="+", help="raw JSON directories, one per run: DIR or DIR=LABEL")
@@ -148,6 +165,8 @@ def main() -> None:
     print(f"{path}: {len(found.parts)} parts from {runs} runs on {found.kind.describe()}")
     for (claim_id, name), part in sorted(found.parts.items()):
         print(f"  {claim_id} {name}: S = {part.spread:.3g} over {part.runs} runs")
+    if close := too_close(found.runs):
+        print(close)
     fewest = min((p.processes for p in found.parts.values()), default=0)
     if fewest and runs * fewest < MIN_PROCESS_VALUES:
         more = math.ceil(MIN_PROCESS_VALUES / fewest) - runs

@@ -404,3 +404,15 @@ def test_the_study_tool_refuses_runs_of_two_designs() -> None:
     proc.loc[proc["run_label"] == proc["run_label"].iloc[0], "design"] = "two-stage: x1.15"
     with pytest.raises(SystemExit, match="different stopping rules"):
         between_run_study.study(aggregate.cells(proc), proc, claim_list, STEADY)
+
+
+def test_the_study_tool_says_when_its_runs_were_made_too_close_together() -> None:
+    """Six runs within one hour set C1's term too narrow for a run three hours later: the tool
+    says how long a study's runs span when that is under MIN_SPAN_H hours."""
+    within_an_hour = [
+        {"label": f"r{i}", "started": f"2026-11-26T05:{10 * i:02d}:00Z"} for i in range(6)
+    ]
+    said = between_run_study.too_close(within_an_hour)
+    assert said.startswith("the runs span 50 minutes: runs closer than 4 hours")
+    apart = [*within_an_hour, {"label": "later", "started": "2026-11-26T09:10:00Z"}]
+    assert between_run_study.too_close(apart) == ""
