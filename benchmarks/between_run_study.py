@@ -9,11 +9,12 @@ Each RUN_DIR holds one run's raw JSON (`results/raw/<label>`, or a committed
 `results/reference/<label>/raw`); `=LABEL` names a run whose files carry a label another run
 shares (every default run is `local`). Runs made at different times (hours or days apart)
 are what the study is for: runs minutes apart share the machine's state and understate the
-spread (it says so where they span under MIN_SPAN_H hours). Every run must be of one kind of machine and measured by one method
-(METHOD_VERSION). The study records whether the host's cores kept their speed, from the
-runs' own readings (blockbench.measure.core_speed), or from `--core-speed` (what
-`benchmarks/core_speed.py` said) for runs made before processes read it: a study made where
-cores change speed is not the noise of a host whose cores keep theirs.
+spread (it says so where they span under MIN_SPAN_H hours). Every run must be of one kind
+of machine and measured by one method (METHOD_VERSION). The study records whether the
+host's cores kept their speed, from the runs' own readings (blockbench.measure.core_speed),
+or from `--core-speed` (what `benchmarks/core_speed.py` said) for runs made before processes
+read it: a study made where cores change speed is not the noise of a host whose cores keep
+theirs.
 A study needs 15 process values per part (runs x processes) to see a rare slow mode; this
 says how many runs more it needs. `--claims-out DIR` also writes the runs' claims judged
 with the new study and pooled.
