@@ -590,22 +590,29 @@ def test_claims_md_says_where_a_runs_measuring_time_went():
 
 def test_claims_md_names_the_cells_whose_processes_ran_while_hand_offs_were_slow():
     """claims_report.handoffs: each process's hand-off (read after its samples); the slow
-    ones, over 1.5x the fast processes', by cell."""
+    ones, over 1.5x the fastest of their own cell's, by cell. A cell whose processes all
+    read slow hand-offs (what they ran last left the other core asleep) is none of them."""
     jit = row("loop_jit", 12, workload="stencil", processes=6)
     numpy = row("numpy", 64, processes=4)
-    for job, rt in zip([*jit, *numpy], [30, 31, 55, 58, 30, 32, 31, 30, 29, 50], strict=True):
+    big = row("numpy", 1000, processes=3)
+    reads = [30, 31, 55, 58, 30, 32, 47, 46, 49, 75, 22, 23, 24]
+    for job, rt in zip([*jit, *numpy, *big], reads, strict=True):
         job["handoff_s"] = rt * 1e-6
-    proc = pd.DataFrame([*jit, *numpy])
+    proc = pd.DataFrame([*jit, *numpy, *big])
     assert claims_report.handoffs(proc) == (
         "Hand-offs between two cores (a byte to a thread on the other core and back, read in "
-        "each process after its samples): 31 µs in the median process of 10; 3 over 1.5x the "
-        "fast processes' (29 µs), most in stencil loop_jit at 12 (2 of 6), matmul numpy at 64 "
-        "(1 of 4). A call of microseconds measured while it is slow can take longer "
-        "(docs/measuring-traps.md)."
+        "each process after its samples): 32 µs in the median process of 13, each cell's "
+        "fastest 22 to 46 µs (what a process ran last leaves the other core awake or not); "
+        "3 over 1.5x their cell's fastest, most in stencil loop_jit at 12 (2 of 6), matmul "
+        "numpy at 64 (1 of 4). A call of microseconds measured while it is slow can take "
+        "longer (docs/measuring-traps.md)."
     )
     steady = proc.assign(handoff_s=3e-5)
     assert claims_report.handoffs(steady).endswith(
-        "30 µs in the median process of 10, none over 1.5x the fast processes'."
+        "30 µs in the median process of 13, each cell's fastest 30 µs (what a process "
+        "ran last leaves the other core awake or not); no process over 1.5x its cell's fastest."
     )
+    alone = pd.DataFrame([*jit[:1], *big[:1]]).assign(handoff_s=[30e-6, 60e-6])
+    assert claims_report.handoffs(alone).endswith("no process over 1.5x its cell's fastest.")
     assert claims_report.handoffs(proc.assign(handoff_s=None)) == ""  # one core, or old records
     assert claims_report.handoffs(proc.drop(columns="handoff_s")) == ""
