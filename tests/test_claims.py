@@ -1,5 +1,7 @@
 """Claim verdicts from synthetic measurements whose answer is known."""
 
+import subprocess
+import sys
 import zlib
 from pathlib import Path
 
@@ -509,6 +511,24 @@ def test_the_report_describes_the_interval_the_code_computes():
     rng = np.random.default_rng(3)
     draws = 0.1 * rng.standard_t(2, 2_000_000) + 0.05 * rng.standard_t(1, 2_000_000)
     assert two.half_width() == pytest.approx(np.quantile(draws, 0.975), rel=0.01)
+
+
+# A pooled study part's terms (14 runs of the Zen 5 VM: a t on 13 df and five on 154)
+POOLED_TERMS = ((1.0, 13.0), (0.154, 154.0), (0.080, 154.0), (0.315, 154.0), (0.080, 154.0),
+                (0.267, 154.0))  # fmt: skip
+
+
+def test_a_sum_with_a_t_on_many_df_keeps_its_exact_quantile():
+    """A t on 154 df overflowed scipy's Bessel K near zero, and the infinite characteristic
+    function crashed QUADPACK's Fourier integral: the study tool died (segfault) pooling 14
+    runs. Near zero the function now takes its expansion; run apart, so a crash fails here."""
+    assert uncertainty._char_t(1e-4, 154.0) == pytest.approx(1 - 1e-8 * 154 / 304, abs=1e-15)
+    code = f"from blockbench.judge.uncertainty import half_width; print(half_width({POOLED_TERMS}))"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    rng = np.random.default_rng(5)
+    draws = sum(s * rng.standard_t(df, 2_000_000) for s, df in POOLED_TERMS)
+    assert float(run.stdout) == pytest.approx(np.quantile(draws, 0.975), rel=0.01)
 
 
 def test_a_parts_precision_must_be_a_factor_above_one(tmp_path):

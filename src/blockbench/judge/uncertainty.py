@@ -101,7 +101,12 @@ def _char_t(u: float, df: float) -> float:
         return math.exp(-u * u / 2)
     z, v = math.sqrt(df) * u, df / 2
     # K_v(z) z^v / (Gamma(v) 2^(v-1)), in logs: kve is K scaled by e^z, finite for large z
-    log = math.log(special.kve(v, z)) - z + v * math.log(z)
+    scaled = special.kve(v, z)
+    if not math.isfinite(scaled):
+        # K_v overflows where z is tiny beside v (df 154 below z = 2e-4), and there the
+        # function is 1 - z^2 / (4 (v - 1)) to within (z^2 / v)^2
+        return 1.0 - z * z / (4 * (v - 1))
+    log = math.log(scaled) - z + v * math.log(z)
     return math.exp(log - special.gammaln(v) - (v - 1) * math.log(2))
 
 
