@@ -634,5 +634,11 @@ def test_claims_md_names_the_cells_whose_processes_ran_while_hand_offs_were_slow
     )
     alone = pd.DataFrame([*jit[:1], *big[:1]]).assign(handoff_s=[30e-6, 60e-6])
     assert claims_report.handoffs(alone).endswith("no process over 1.5x its cell's fastest.")
+    # the same cell on a GPU is a cell of its own: its processes' CPU work differs
+    gpu = row("loop_jit", 12, workload="stencil", device="gpu", processes=2)
+    both = pd.DataFrame([*jit[:2], *gpu]).assign(handoff_s=[30e-6, 31e-6, 60e-6, 62e-6])
+    assert claims_report.handoffs(both).endswith("no process over 1.5x its cell's fastest.")
+    late = pd.DataFrame([*jit[:2], *gpu]).assign(handoff_s=[30e-6, 31e-6, 60e-6, 95e-6])
+    assert "most in stencil loop_jit at 12 on gpu (1 of 2)" in claims_report.handoffs(late)
     assert claims_report.handoffs(proc.assign(handoff_s=None)) == ""  # one core, or old records
     assert claims_report.handoffs(proc.drop(columns="handoff_s")) == ""

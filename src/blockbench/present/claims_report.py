@@ -325,6 +325,7 @@ def handoffs(processes: pd.DataFrame) -> str:
     if read.empty:
         return ""
     named = read["workload"] + " " + read["impl"] + " at " + read["size"].astype(str)
+    named += read["device"].map(lambda d: "" if d == "cpu" else f" on {d}")
     by_cell = read.groupby(named)["handoff_s"]
     fast = by_cell.transform(lambda s: core_speed.fast_and_slow(s.tolist())[0])
     late = (by_cell.transform("size") > 1) & (read["handoff_s"] > core_speed.SLOW_FACTOR * fast)
