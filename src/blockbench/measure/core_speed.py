@@ -265,7 +265,8 @@ def handoffs(cores: tuple[int, int], seconds: float, trips: int = HANDOFF_TRIPS)
 def handoff_reading(cores: Sequence[int]) -> dict[str, Any] | None:
     """This process's hand-off between its first two cores and the same on the first alone,
     as its record keeps it (None on one core): read after its samples, so that it costs them
-    nothing; a process's hand-off follows the host's state when it ran (the 0.91 above)."""
+    nothing. It follows the host's state when the process ran (the 0.91 above) and what the
+    process ran last (a core just busy wakes faster), so compare it within a cell."""
     if len(cores) < 2:
         return None
     a, b = cores[0], cores[1]
