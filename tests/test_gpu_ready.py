@@ -1,11 +1,13 @@
 """The check before any GPU job: each cause in its own line, read with fakes where the driver,
 the GPU and the CUDA plugin would be; the bootstrap runs nothing after a failed check."""
 
+import importlib.util
 import json
 import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -184,3 +186,17 @@ def test_in_the_workflow_no_gpu_cell_starts_where_the_check_fails(tmp_path):
     assert (wf / "logs/gpu_ready/tiny.log").read_text().startswith(line)
     assert not (wf / "results/raw/tiny/gpu").exists()
     assert "rule measure_accelerator" not in run.stdout + run.stderr
+
+
+@pytest.mark.skipif(
+    not (Path(sys.prefix) / ".blockbench-installed").exists(),
+    reason="these tests run outside an environment the bootstrap made",
+)
+def test_the_bootstrap_left_every_installed_module_compiled():
+    """pip installs without compiling and compileall then compiles on every core: a module
+    left without its .pyc would be compiled in every worker where PYTHONDONTWRITEBYTECODE is
+    set (0.8 s a job for JAX's)."""
+    site = Path(sysconfig.get_paths()["purelib"])
+    sources = list(site.rglob("*.py"))
+    bare = [p for p in sources if not Path(importlib.util.cache_from_source(p)).exists()]
+    assert len(sources) > 1000 and not bare, bare[:5]
