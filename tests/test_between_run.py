@@ -338,12 +338,15 @@ STUDIES = [
 
 
 @pytest.mark.parametrize(("study_file", "runs_dir"), STUDIES, ids=["version-9", "version-4"])
-def test_committed_runs_a_study_of_all_but_the_last_judges_the_last_to_cover_their_mean(
+def test_committed_runs_each_judged_with_a_study_of_the_others_cover_their_mean(
     study_file: Path, runs_dir: Path
 ) -> None:
-    """The real check: the default runs of a committed study, in the order they were made.
-    A study of all runs but the last judges the last one, and each measured claim's judged
-    interval holds the other runs' mean (an estimate of what the interval is for)."""
+    """The real check, on the default runs of a committed study: each run, judged with a
+    study of all the others, holds their mean (an estimate of what the interval is for) in
+    its claims' judged intervals, as often as 95% intervals should. One miss in twenty is
+    what they promise (the last run of the Zen 5 study, `v9-1436`, misses C1's), so the
+    check is the share: 151 of 160 there (47 of 48 for version 4), and a study half as
+    spread as its runs would hold 141 (88%), under the 90% that 160 cases at 95% pass."""
     runs = [r["label"] for r in sorted(read_study(study_file).runs, key=lambda r: r["started"])]
     assert len(runs) >= 4
     table = pd.read_csv(runs_dir / "claims.csv")
@@ -362,11 +365,15 @@ def test_committed_runs_a_study_of_all_but_the_last_judges_the_last_to_cover_the
             Spread.from_text(v, by_run.loc[r, "run_spread"])
             for v, r in zip(values, runs, strict=True)
         ]
-        study = StudyPart(tuple(values[:-1]), 3.0, tuple(x.se for x in spreads[:-1]))
-        low, high = judged(spreads[-1], 3, study)
-        checked += 1
-        covered += low <= float(np.mean(values[:-1])) <= high
-    assert checked >= 8 and covered == checked, (covered, checked)
+        for i in range(len(runs)):
+            others = [j for j in range(len(runs)) if j != i]
+            study = StudyPart(
+                tuple(values[j] for j in others), 3.0, tuple(spreads[j].se for j in others)
+            )
+            low, high = judged(spreads[i], 3, study)
+            checked += 1
+            covered += low <= float(np.mean([values[j] for j in others])) <= high
+    assert checked >= 8 * len(runs) and covered >= 0.9 * checked, (covered, checked)
 
 
 def test_article_figures_pool_a_rows_points_only_where_enough_runs_measured_it() -> None:
