@@ -367,12 +367,11 @@ def test_committed_runs_each_judged_with_a_study_of_the_others_cover_their_mean(
         ]
         for i in range(len(runs)):
             others = [j for j in range(len(runs)) if j != i]
-            study = StudyPart(
-                tuple(values[j] for j in others), 3.0, tuple(spreads[j].se for j in others)
-            )
+            rest = tuple(values[j] for j in others)
+            study = StudyPart(rest, 3.0, tuple(spreads[j].se for j in others))
             low, high = judged(spreads[i], 3, study)
             checked += 1
-            covered += low <= float(np.mean([values[j] for j in others])) <= high
+            covered += low <= float(np.mean(rest)) <= high
     assert checked >= 8 * len(runs) and covered >= 0.9 * checked, (covered, checked)
 
 

@@ -200,3 +200,20 @@ def test_the_bootstrap_left_every_installed_module_compiled():
     sources = list(site.rglob("*.py"))
     bare = [p for p in sources if not Path(importlib.util.cache_from_source(p)).exists()]
     assert len(sources) > 1000 and not bare, bare[:5]
+
+
+def test_a_file_that_does_not_byte_compile_fails_no_set_up(tmp_path, monkeypatch, capsys):
+    """pip itself leaves such a file to import time; so does the compile after it."""
+    env = bootstrap.Env(str(tmp_path / ".venv"), "requirements.lock")
+    env.dir.mkdir()
+    ran = []
+
+    def run(*cmd, env=None):
+        ran.append(tuple(map(str, cmd)))
+        return 1 if "compileall" in cmd else 0
+
+    monkeypatch.setattr(bootstrap, "run", run)
+    bootstrap.install(env)
+    assert [c[2] for c in ran] == ["pip", "pip", "pip", "compileall"]
+    assert "--no-compile" in ran[1] and env.stamp.read_text() == env.digest()
+    assert "did not byte-compile" in capsys.readouterr().out
