@@ -4,7 +4,7 @@ from pathlib import Path
 
 from snakemake.logging import logger
 
-from blockbench.run import cluster, grid, run_order, scheduler_patch, versions
+from blockbench.run import cluster, grid, run_order, run_plan, scheduler_patch, versions
 
 from blockbench.present import figure_names
 from blockbench.judge.claim_rules import read_claims
@@ -16,56 +16,39 @@ CLAIM_LIST = read_claims(config["claims"], config["articles"])
 # Snakemake's scheduler must not take CPU from the cells (blockbench.run.scheduler_patch).
 QUIET = scheduler_patch.quiet_rescheduling()
 
-PLAN = grid.plan(config)
-CELLS = {cell.key: cell for cell in PLAN}
-# Rounds on demand (blockbench.judge.stopping): a block (the cells a claim divides by each
-# other) and each lone cell take `repeats` rounds first (a block's own, the most of its
+# The run plan (blockbench.run.run_plan), the GPU kit's too: every process of the run and its
+# settings. Rounds on demand (blockbench.judge.stopping): a block (the cells a claim divides
+# by each other) and each lone cell take their first rounds (a block's own, the most of its
 # cells'); after them the checkpoint `rounds` (rules/rounds.smk) decides how many more each
 # needs for the precision its claims ask, up to `max_rounds`, and the DAG grows by those.
-UNITS = run_order.units(
-    PLAN,
-    CLAIM_LIST,
-    {cell: s.repeats for cell, s in grid.settings(config).items()},
-    config["max_rounds"],
-)
-FIRST = {CELLS[key]: u["first"] for u in UNITS.values() for key in u["cells"]}
-MOST = {CELLS[key]: u["most"] for u in UNITS.values() for key in u["cells"]}
-# Each cell's sampling (the run's, or its block's own `sampling`), split over its first rounds.
-SETTINGS = {
-    cell: grid.Settings(FIRST[cell], s.sampling)
-    for cell, s in grid.settings(config).items()
-}
-# How rounds are stopped, and with what settings, kept with every measurement: a between-run study
-# holds runs of one design (blockbench.judge.studies).
-DESIGN = grid.design(config, SETTINGS)
-# Process r of every cell in round r; the cells a claim compares back to back (blockbench.run.run_order).
-ORDER = run_order.order(PLAN, CLAIM_LIST, MOST, config["seed"])
-# Each job of a block's round waits for the one before it on its device: one chain, which a
-# cluster runs as one job on one node (the `measure_cpu` group's connected jobs).
-CHAINS = run_order.chains(ORDER)
+# Process r of every cell runs in round r, the cells a claim compares back to back
+# (blockbench.run.run_order), and each job of a block's round waits for the one before it on
+# its device: one chain, which a cluster runs as one job on one node (the `measure_cpu`
+# group's connected jobs).
+PLAN = run_plan.RunPlan(config, CLAIM_LIST)
 RUN = config["run_label"]
 # Where each process of a cell writes its JSON (blockbench.records.layout).
 RAW_FILE = layout.RAW
 # The JAX-version axis (blockbench.run.versions): each release is a run of its own; the
 # installed (locked) release keeps the plain run label and this environment.
 VERSIONS = versions.requested(config)
-ENV_PRIORITY = len(ORDER) * len(VERSIONS) + 1  # above every measurement (rule jax_env)
+ENV_PRIORITY = (
+    len(PLAN.order) * len(VERSIONS) + 1
+)  # above every measurement (rule jax_env)
 ENVS = config["jax_envs"]
 LABELS = [layout.run_label(RUN, v) for v in VERSIONS]
 
 
 def first_stage(wc):
     """Every process of the first stage of one run label: what the checkpoint decides from."""
-    return [cell.path(wc.run_label, r) for cell in PLAN for r in range(FIRST[cell])]
+    return [job.path(wc.run_label) for job in PLAN.jobs()]
 
 
 # Known before any job runs: each run label's first stage and its rounds decision. The tables
 # rule names them as well as `measured`, so that a run whose tables already exist (another
 # run_label, a larger grid) still measures: a target whose only way to its new inputs is an
 # unfinished checkpoint counts as up to date.
-FIRST_STAGE = [
-    cell.path(label, r) for label in LABELS for cell in PLAN for r in range(FIRST[cell])
-]
+FIRST_STAGE = [job.path(label) for label in LABELS for job in PLAN.jobs()]
 DECIDED = [layout.DECISION.format(run_label=label) for label in LABELS]
 
 
@@ -75,12 +58,7 @@ def measured(wc):
     else)."""
     files = []
     for label in LABELS:
-        rounds = decided(label)
-        files += [
-            cell.path(label, r)
-            for cell in PLAN
-            for r in range(rounds.get(cell.key, FIRST[cell]))
-        ]
+        files += [job.path(label) for job in PLAN.jobs(decided(label))]
     return files
 
 
@@ -131,23 +109,17 @@ def cell_of(wc):
     return grid.Cell(wc.device, wc.workload, wc.impl, int(wc.size))
 
 
-def phases_of(wc):
-    """The phases a cell measures, for measure.py's --phases ('' : all that apply)."""
-    return ",".join(PLAN.get(cell_of(wc)) or ())
-
-
-def sampling_of(wc):
-    """The cell's sampling settings (its blocks' own keys over the run's), per process."""
-    return SETTINGS[cell_of(wc)].per_process()
+def job_of(wc):
+    return run_plan.Job(cell_of(wc), int(wc.repeat))
 
 
 def priority_of(wc):
     """The job's place in the run's randomized, interleaved order (higher runs first)."""
     version = layout.version_of(wc.run_label)
     return versions.priority(
-        ORDER.get((cell_of(wc), int(wc.repeat)), (0, ""))[0],
-        len(ORDER),
-        len(PLAN),
+        PLAN.priority(job_of(wc)),
+        len(PLAN.order),
+        len(PLAN.cells),
         VERSIONS.index(version) if version in VERSIONS else 0,
         len(VERSIONS),
     )
@@ -179,17 +151,27 @@ def decided(run_label):
 def after_of(wc):
     """The job of this cell's block round measured just before it ([]: the first, or none);
     in an added round, a cell the decision leaves out of it is passed over."""
-    job = (cell_of(wc), int(wc.repeat))
-    rounds = decided(wc.run_label) if job[1] >= FIRST[job[0]] else {}
-    takes = lambda cell, r: r < rounds.get(cell.key, FIRST[cell])
-    before = run_order.before(CHAINS, job, takes)
+    job = job_of(wc)
+    rounds = PLAN.rounds(
+        decided(wc.run_label) if job.repeat >= PLAN.first[job.cell] else {}
+    )
+    takes = lambda cell, r: r < rounds[cell]
+    before = run_order.before(PLAN.chains, (job.cell, job.repeat), takes)
     # ancient: an order, not data; a cell measured again leaves the next one up to date
     return ancient(before[0].path(wc.run_label, before[1])) if before else []
 
 
-def block_of(wc):
-    """The block of cells measured back to back with this one ('' : none)."""
-    return ORDER.get((cell_of(wc), int(wc.repeat)), (0, ""))[1]
+def measure_params(wc):
+    """The job's settings (blockbench.records.params), as the run plan gives them, with where
+    this workflow runs it: the cluster's lock, the JAX release's environment, the patch of
+    Snakemake's scheduler (recorded with the measurement)."""
+    jax_env = jax_env_of(wc)
+    return PLAN.params(
+        job_of(wc),
+        lock_dir=LOCK_DIR,
+        jax_env=jax_env[0] if jax_env else "",
+        scheduler_patch=QUIET,
+    ).as_dict()
 
 
 # What a measurement job asks a cluster for (profiles/slurm; config/README.md, `cluster`).

@@ -39,21 +39,10 @@ rule measure:
         gpu_model="",
         slurm_account=ACCOUNT,
         slurm_extra="--exclusive" if CLUSTER["exclusive_cpu"] else "",
+    # the process's settings, one record (blockbench.records.params): sampling, phases, block,
+    # first rounds, design, ... as the run plan gives them (the GPU kit's too)
     params:
-        sampling=sampling_of,
-        budget_s=config["budget_s"],
-        phases=phases_of,
-        threads=config["threads"],
-        seed=config["seed"],
-        matmul_precision=config["matmul_precision"],
-        lock_dir=LOCK_DIR,
-        block=block_of,
-        jax_env=jax_env_of,
-        # what the patch of Snakemake's scheduler did (common.smk), kept with every measurement
-        scheduler_patch=QUIET,
-        # the stopping rule: the cell's first stage (its interval reads it) and the rule's settings
-        first_rounds=lambda wc: FIRST[cell_of(wc)],
-        design=DESIGN,
+        measure=measure_params,
     script:
         "../scripts/measure.py"
 

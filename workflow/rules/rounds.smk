@@ -21,7 +21,7 @@ checkpoint rounds:
     conda:
         ENV
     params:
-        units=UNITS,
+        units=PLAN.units,
         precision=grid.precision(config),
         budget_minutes=config["budget_minutes"],
     script:

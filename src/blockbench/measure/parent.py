@@ -19,7 +19,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, fields
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ import psutil
 from blockbench.measure import cores, host_state, provenance, run_host
 from blockbench.measure.host_load import HostLoad, load_warnings
 from blockbench.records.layout import installed_jax
+from blockbench.records.params import MeasureParams
 from blockbench.records.spec import (
     DEVICES,
     EXIT_BAD_CELL,
@@ -197,39 +198,34 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def job_args(
-    cell: dict[str, Any],
-    repeat: int,
-    out: str | Path,
-    run_label: str,
-    params: dict[str, Any],
+    cell: dict[str, Any], repeat: int, out: str | Path, run_label: str, params: MeasureParams
 ) -> list[str]:
-    """The command line of one worker process of a cell, from the run's settings: the
-    workflow's measure job and the GPU kit (blockbench.run.gpu_kit) measure through this one.
-
-    `params`: budget_s, seed, matmul_precision, sampling (per process), phases (comma
-    separated, '' for all), threads, block, lock_dir, jax_env, scheduler_patch, first_rounds,
-    design (each may be empty or absent; jax_env: another JAX release's environment,
-    blockbench.run.versions; scheduler_patch: what blockbench.run.scheduler_patch did in the
-    workflow; first_rounds and design: the run's stopping rule, blockbench.judge.stopping)."""
-    args = [
+    """The command line of one worker process of a cell: the workflow's measure job and the
+    GPU kit (blockbench.run.gpu_kit) measure through this one."""
+    return [
         *("--device", cell["device"], "--workload", cell["workload"], "--impl", cell["impl"]),
         *("--size", str(cell["size"]), "--out", str(out), "--run-label", run_label),
-        *("--repeat", str(repeat), "--budget-s", str(params["budget_s"])),
-        *("--seed", str(params["seed"]), "--matmul-precision", params["matmul_precision"]),
+        *("--repeat", str(repeat)),
+        *params.flags(),
     ]
-    for key, value in params["sampling"].items():
-        args += [f"--{key.replace('_', '-')}", str(value)]
-    flags = {
-        "lock_dir": "cluster-lock-dir",
-        "jax_env": "jax-env",
-        "scheduler_patch": "scheduler-patch",
-        "first_rounds": "first-rounds",
-    }
-    keys = ("phases", "threads", "block", "lock_dir", "jax_env", "scheduler_patch")
-    for key in (*keys, "first_rounds", "design"):
-        if params.get(key):
-            args += [f"--{flags.get(key, key)}", str(params[key])]
-    return args
+
+
+def params_of(args: argparse.Namespace) -> MeasureParams:
+    """The parsed command line as the one record of the process's settings."""
+    return MeasureParams(
+        budget_s=args.budget_s,
+        seed=args.seed,
+        matmul_precision=args.matmul_precision,
+        rule=StopRule(**{f.name: getattr(args, f.name) for f in fields(StopRule)}),
+        phases=args.phases,
+        threads=args.threads,
+        block=args.block,
+        first_rounds=args.first_rounds,
+        design=args.design,
+        lock_dir=str(args.cluster_lock_dir or ""),
+        jax_env=str(args.jax_env or ""),
+        scheduler_patch=args.scheduler_patch,
+    )
 
 
 @contextmanager
@@ -366,7 +362,7 @@ def crashed(rc: int, stderr: str) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    rule = StopRule(**{f.name: getattr(args, f.name) for f in fields(StopRule)})
+    params = params_of(args)
     lock = lock_path(args.lock, args.cluster_lock_dir)
     cell = {"device": args.device, "workload": args.workload, "impl": args.impl, "size": args.size}
     run_dir = run_host.run_dir_of(Path(args.out), cell, args.repeat)
@@ -384,24 +380,24 @@ def main(argv: list[str] | None = None) -> int:
             workload=args.workload,
             impl=args.impl,
             size=args.size,
-            seed=args.seed,
-            matmul_precision=args.matmul_precision,
-            rule=rule,
-            cores=(chosen := cores.choose(args.threads)),
+            seed=params.seed,
+            matmul_precision=params.matmul_precision,
+            rule=params.rule,
+            cores=(chosen := cores.choose(params.threads)),
             spare_cores=cores.spare(chosen),
-            threads=args.threads,
-            phases=args.phases,
-            deadline=started + SAMPLING_SHARE * args.budget_s,
+            threads=params.threads,
+            phases=params.phases,
+            deadline=started + SAMPLING_SHARE * params.budget_s,
             isolate=args.isolate,
         )
-        env = read_json(args.jax_env) if args.jax_env else None
+        env = read_json(params.jax_env) if params.jax_env else None
         planned = env["jax_version"] if env else installed_jax()
         load, state = HostLoad(spec.cores), host_state.read(spec.cores)
         if env and not env["usable"]:
             outcome = unavailable(env["reason"])
         else:
             outcome = run_worker(
-                spec, args.budget_s, lock_fd, env["python"] if env else sys.executable
+                spec, params.budget_s, lock_fd, env["python"] if env else sys.executable
             )
         host_load = load.finish()
         state = {"before": state, "after": host_state.read(spec.cores)}
@@ -415,23 +411,18 @@ def main(argv: list[str] | None = None) -> int:
         **outcome.get("timeline", {}),
         "worker_exit": finished,
     }
-    outcome["provenance"]["config"] = {
+    # the process's settings as run (unset ones null), and where it ran them
+    unset = {k: v or None for k, v in params.as_dict().items() if k != "lock_dir"}
+    outcome["provenance"]["config"] = unset | {
         "run_label": args.run_label,
-        "budget_s": args.budget_s,
-        "seed": args.seed,
-        "rule": asdict(rule),
-        "matmul_precision": args.matmul_precision,
-        "threads": args.threads,
-        "phases": list(args.phases) if args.phases else None,
+        "budget_s": params.budget_s,
+        "seed": params.seed,
+        "threads": params.threads,
+        "block": params.block,
         "repeat": args.repeat,
-        "block": args.block,
         "lock": str(lock),
         "schema_validated": can_validate(),
         "jax_version": planned,
-        "jax_env": str(args.jax_env) if args.jax_env else None,
-        "scheduler_patch": args.scheduler_patch or None,
-        "first_rounds": args.first_rounds or None,
-        "design": args.design or None,
     }
     record = {
         "schema_version": SCHEMA_VERSION,

@@ -12,6 +12,7 @@ from blockbench.judge.claim_rules import Precision, read_claims
 from blockbench.judge.run_view import RunView
 from blockbench.judge.studies import read_studies
 from blockbench.present import claims_report
+from blockbench.records.layout import KIT_MANIFEST
 from blockbench.records.store import read_json, write_json_atomic
 
 READABLE = [
@@ -123,10 +124,21 @@ def decide_rounds(
     precision: Precision,
     budget_minutes: float | None,
     out: str | Path,
+    left_s: float | None = None,
 ) -> dict[str, Any]:
     """After a run's first stage: the rounds each unit takes and why each part stops
     (blockbench.judge.stopping), written atomically as the JSON the workflow reads back.
-    `units`: name -> cells (device/workload/impl/size), first (rounds), most (max_rounds)."""
+    `units`: name -> cells (device/workload/impl/size), first (rounds), most (max_rounds);
+    `left_s`: the seconds left for added rounds where the caller knows them (the GPU kit's
+    part), else `budget_minutes` less the first stage's span.
+
+    A run the GPU kit measured carries the kit's decision, made where its GPU was and cut
+    to what was measured: it is final, so judging it elsewhere never asks for GPU rounds."""
+    kit = Path(out).parent / KIT_MANIFEST
+    if kit.exists() and "decision" in (final := read_json(kit)):
+        write_json_atomic(Path(out), final["decision"])
+        print(f"{run_label}: the GPU kit's decision, as measured ({kit})")
+        return final["decision"]
     proc = processes(Path(p) for p in raw)
     view = RunView(cells(proc), proc, run_label, read_studies(study_files))
     cost = round_costs(proc)
@@ -143,7 +155,9 @@ def decide_rounds(
     }
     jobs = proc.drop_duplicates(PROCESS)
     spent = float(jobs["finished_at"].max() - jobs["started_at"].min())
-    left = None if budget_minutes is None else max(0.0, budget_minutes * 60 - spent)
+    if left_s is None and budget_minutes is not None:
+        left_s = budget_minutes * 60 - spent
+    left = None if left_s is None else max(0.0, left_s)
     claim_list = read_claims(claims_file, articles_file)
     decision = stopping.decide(view, claim_list, sized, precision, left)
     decision["first_stage_s"] = spent
