@@ -322,18 +322,15 @@ def test_runs_whose_numpy_ran_other_blas_kernels_are_never_pooled_or_judged_alik
     assert "this run's ran OpenBLAS Haswell: not applied" in said["r3"]
 
 
-# (the study, the folder of its runs' claims judged with it): the committed study of method
-# version 9 (a Zen 5 VM whose cores kept their speed), and that of version 4 (one whose cores
-# changed speed), kept beside its runs
+# Small parts of committed runs, and the claims of committed studies (tests/data/README.md)
+DATA = ROOT / "tests/data"
+# (the study, the folder of its runs' claims judged with it, claims.csv.gz): the committed
+# study of method version 9 (a Zen 5 VM whose cores kept their speed), and that of version 4
+# (one whose cores changed speed), kept beside its runs' claims; the runs themselves are in
+# git history (6ab2eca: results/reference/dev-2core-zen5-study, dev-2core-epyc-study)
 STUDIES = [
-    (
-        ROOT / "config/between_run/amd-epyc-2cpu.yaml",
-        ROOT / "results/reference/dev-2core-zen5-study",
-    ),
-    (
-        ROOT / "results/reference/dev-2core-epyc-study/amd-epyc-2cpu.yaml",
-        ROOT / "results/reference/dev-2core-epyc-study",
-    ),
+    (ROOT / "config/between_run/amd-epyc-2cpu.yaml", DATA / "studies/zen5-v9"),
+    (DATA / "studies/epyc-v4/amd-epyc-2cpu.yaml", DATA / "studies/epyc-v4"),
 ]
 
 
@@ -349,7 +346,7 @@ def test_committed_runs_each_judged_with_a_study_of_the_others_cover_their_mean(
     spread as its runs would hold 141 (88%), under the 90% that 160 cases at 95% pass."""
     runs = [r["label"] for r in sorted(read_study(study_file).runs, key=lambda r: r["started"])]
     assert len(runs) >= 4
-    table = pd.read_csv(runs_dir / "claims.csv")
+    table = pd.read_csv(runs_dir / "claims.csv.gz")
     checked = covered = 0
     for _, rows in table.groupby("claim_id"):
         by_run = rows.set_index("run_label")
@@ -387,9 +384,10 @@ def test_article_figures_pool_a_rows_points_only_where_enough_runs_measured_it()
 
 
 def test_the_study_tool_keeps_its_runs_method_and_says_why_this_code_does_not_apply_it() -> None:
-    """Two committed runs of method version 8: the study records 8 (the runs', not this
-    code's), and judging them with it (--claims-out) says why this code does not apply it."""
-    raw = ROOT / "results/reference/dev-2core-zen5/raw"
+    """Two committed runs of method version 8 (C1's block of each, tests/data/runs): the study
+    records 8 (the runs', not this code's), and judging them with it (--claims-out) says why
+    this code does not apply it."""
+    raw = DATA / "runs"
     labels = {str(raw / label): label for label in ("v8-0349", "v8-0408")}
     proc = aggregate.processes([f for d in labels for f in raw_files(d)], labels)
     cells = aggregate.cells(proc)
@@ -403,9 +401,10 @@ def test_the_study_tool_keeps_its_runs_method_and_says_why_this_code_does_not_ap
 
 def test_the_study_tool_refuses_runs_of_two_designs() -> None:
     """Runs made under different stopping rules (or settings) are not of one design: the
-    spread between them is not what a run of either design has (docs/statistics.md)."""
-    reference = ROOT / "results/reference/dev-2core-epyc/raw"
-    proc = aggregate.processes([f for d in sorted(reference.iterdir()) for f in raw_files(d)])
+    spread between them is not what a run of either design has (docs/statistics.md). The
+    reference run of 65b7fad and its repeat (their fixtures in tests/data/runs)."""
+    runs = [DATA / "runs" / label for label in ("epyc-65b7fad", "epyc-65b7fad-b")]
+    proc = aggregate.processes([f for d in runs for f in raw_files(d)])
     claim_list = read_claims(ROOT / "config/claims.yaml", ROOT / "config/articles.yaml")
     proc.loc[proc["run_label"] == proc["run_label"].iloc[0], "design"] = "two-stage: x1.15"
     with pytest.raises(SystemExit, match="different stopping rules"):

@@ -18,6 +18,8 @@ from blockbench.records.layout import raw_files
 from blockbench.workloads.registry import WORKLOADS
 
 ROOT = Path(__file__).resolve().parents[1]
+# Small parts of committed runs (tests/data/README.md)
+DATA = ROOT / "tests/data"
 ARTICLES = articles.load(ROOT / "config/articles.yaml")
 
 
@@ -315,23 +317,25 @@ def test_the_claims_file_covers_every_article_claim():
 
 
 def test_reference_speedups_use_the_cpu_baseline():
-    df = measurements(raw_files(ROOT / "results/reference/dev-2core-epyc/raw/epyc-65b7fad"))
+    """The reference run's fixture (tests/data/runs/epyc-65b7fad: C1's block among its cells)."""
+    df = measurements(raw_files(DATA / "runs/epyc-65b7fad"))
     sp = speedups(df)
     numpy_rows = sp[(sp["workload"] == "matmul") & (sp["impl"] == "numpy")]
     assert (numpy_rows["speedup"] == 1.0).all()
 
 
 def test_a_cells_page_faults_show_its_processes_allocator_modes():
-    """The committed run of method version 5: eager SELU at 10^6 ran in processes with no page
-    faults and in others with thousands a call (docs/measuring-traps.md); NumPy's took the same
-    2,166 a call in every process. An older run's records have no count: NaN in its cells."""
-    df = measurements(raw_files(ROOT / "results/reference/dev-2core-zen5/raw/v5-2157"))
+    """A run of method version 5 (`v5-2157`; its C5 block at 10^6 kept in tests/data/runs):
+    eager SELU at 10^6 ran in processes with no page faults and in others with thousands a
+    call (docs/measuring-traps.md); NumPy's took the same 2,166 a call in every process. An
+    older run's records have no count: NaN in its cells."""
+    df = measurements(raw_files(DATA / "runs/v5-2157"))
     steady = df[(df["workload"] == "selu") & (df["size"] == 1_000_000) & (df["phase"] == "steady")]
     eager = steady[steady["impl"] == "jax"].iloc[0]
     assert eager["faults_min"] == 0 and eager["faults_max"] > 1000
     numpy = steady[steady["impl"] == "numpy"].iloc[0]
     assert 2000 < numpy["faults_min"] <= numpy["faults_max"] < 2200
-    old = measurements(raw_files(ROOT / "results/reference/dev-2core-epyc/raw/epyc-65b7fad"))
+    old = measurements(raw_files(DATA / "runs/epyc-65b7fad"))
     assert old["faults_max"].isna().all()
 
 

@@ -8,8 +8,10 @@ import subprocess
 import sys
 import tarfile
 from pathlib import Path
+from types import SimpleNamespace
 
 import jsonschema
+import pandas as pd
 import pytest
 import yaml
 from tiny import workflow_copy
@@ -250,3 +252,140 @@ def test_a_part_resumed_on_another_kind_of_host_stops_with_one_line(tmp_path, mo
     code = gpu_kit.run(config, tmp_path / "out", root=tmp_path, say=said.append)
     assert code == 69 and said[-1].startswith("stopped: this machine is not the kind")
     assert not layout.raw_files(raw)
+
+
+# ---- the rehearsal: the quick kit end to end on the CPU, the GPU faked ----------------------
+
+# The articles' sizes, scaled down: the claims keep their parts, at sizes that take
+# milliseconds (config `claims` points at the rescaled copy).
+TINY_SIZES = {10000: 96, 5000: 64, 1000: 32, 10_000_000: 4000, 1_000_000: 2000, 100_000: 1000}
+
+
+def rehearsal_checkout(tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of the checkout as a GPU machine gets it (no .git, nothing installed), with the
+    quick grid and the GPU claims at tiny sizes; returns it and the grid's config file."""
+    work = tmp_path / "checkout"
+    for name in ("src", "config", "scripts"):
+        shutil.copytree(ROOT / name, work / name, ignore=shutil.ignore_patterns("__pycache__"))
+    claims = yaml.safe_load((ROOT / "config/claims.yaml").read_text())
+    for claim in claims:
+        for part in claim["parts"]:
+            if "size" in part:
+                part["size"] = TINY_SIZES.get(part["size"], part["size"])
+    (work / "config/claims-tiny.yaml").write_text(yaml.safe_dump(claims, sort_keys=False))
+    quick = yaml.safe_load((ROOT / "config/gpu-quick.yaml").read_text())
+    for block in quick["workloads"]:
+        block["sizes"] = [TINY_SIZES[s] for s in block["sizes"]]
+    quick |= {
+        "run_label": "rehearsal",
+        "repeats": 2,
+        # the decision is made and carried; the rounds it adds are the CPU kit test's (time)
+        "max_rounds": 2,
+        "budget_s": 60,
+        "claims": "config/claims-tiny.yaml",
+        "between_run": "no-studies",
+        "sampling": {"min_samples": 3, "min_time_s": 0.0, "max_time_s": 0.02, "warmup_s": 0.01},
+    }
+    (work / "config/rehearsal.yaml").write_text(yaml.safe_dump(quick, sort_keys=False))
+    return work, work / "config/rehearsal.yaml"
+
+
+def test_the_quick_kit_rehearsed_end_to_end_on_a_faked_gpu(tmp_path, monkeypatch):
+    """The gate, the smoke summary, the grid, the rounds, the archive, --unpack and the
+    judged claims at home, with the GPU faked for every process the kit starts
+    (tests/fake_gpu.py): a phase, a file of the archive or a claim part missing fails it."""
+    from fake_gpu import NAME, fake_gpu_env
+
+    from blockbench.run import stages
+
+    work, config_file = rehearsal_checkout(tmp_path)
+    env = fake_gpu_env() | {"BLOCKBENCH_LOCK": str(tmp_path / "lock")}
+    env["BLOCKBENCH_GIT_COMMIT"] = "0" * 40
+    kit = [sys.executable, str(work / "scripts/gpu_run.py"), "--config", str(config_file)]
+    done = subprocess.run(
+        [*kit, "--out", str(tmp_path / "out")], env=env, capture_output=True, text=True, timeout=240
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    said = done.stdout
+    assert f"GPU ready: {NAME}" in said and "CUDA's libraries loaded" in said
+    assert f"smoke cell {gpu_kit.SMOKE.key}: ok" in said
+    assert "matmul precision measured float32" in said and "NVML before: SM" in said
+
+    # the archive: every process of the plan as decided, and what the run was decided with
+    config = gpu_kit.load_config(config_file, ROOT / "config/config.yaml")
+    config["claims"] = str(work / config["claims"])
+    plan = gpu_kit.run_plan(config)
+    archive = tmp_path / "out/rehearsal.tar.gz"
+    assert archive.stat().st_size < 16 * 2**20
+    with tarfile.open(archive) as tar:
+        names = {m.name.removeprefix("rehearsal/") for m in tar.getmembers()}
+    extras = {"kit.json", "rounds.json", "gpu_ready.json", "smoke.json", "host_kind.json"}
+    assert extras <= names, extras - names
+    manifest_in = store.read_json(work / "results/raw/rehearsal/kit.json")
+    decision = manifest_in["decision"]
+    jobs = plan.jobs(decision["rounds"])
+    assert {j.path("rehearsal").removeprefix("results/raw/rehearsal/") for j in jobs} <= names
+    assert len(jobs) >= len(plan.jobs()) == 2 * len(plan.cells)
+
+    # at home: unpack, then the workflow's stages read the kit's decision and judge
+    home = tmp_path / "home"
+    unpacked = subprocess.run(
+        [*kit, "--unpack", str(archive)], capture_output=True, text=True, timeout=60
+    )
+    assert unpacked.returncode == 0 and "check_gpu=false" in unpacked.stdout, unpacked.stderr
+    raw = work / "results/raw/rehearsal"
+    records = [store.read_json(f) for f in layout.raw_files(raw)]
+    for record in records:
+        assert record["status"] == "ok", (record["cell"], record["reason"])
+        planned = plan.phases[grid.Cell(**record["cell"])]
+        assert set(record["phases"]) == set(planned), record["cell"]
+        if record["cell"]["device"] == "gpu":
+            device = record["provenance"]["device"]
+            assert device["platform"] == "gpu" and device["faked"] is True
+            assert record["provenance"]["device_after"]["nvml"]["clocks_mhz"]["sm"] > 0
+    smoke = store.read_json(raw / "smoke.json")
+    assert set(smoke["phases"]) == {
+        "host_to_device", "first_call", "trace_lower", "compile",
+        "dispatch", "steady", "asarray", "device_to_host",
+    }  # fmt: skip
+    # the workflow's rounds checkpoint, run at home, writes the kit's decision as measured
+    (raw / "rounds.json").unlink()
+    again = stages.decide_rounds(
+        raw=[str(work / j.path("rehearsal")) for j in plan.jobs()],
+        claims_file=config["claims"],
+        articles_file=ROOT / "config/articles.yaml",
+        study_files=[],
+        units=plan.units,
+        run_label="rehearsal",
+        precision=grid.precision(config),
+        budget_minutes=60,
+        out=raw / "rounds.json",
+    )
+    assert again == decision == store.read_json(raw / "rounds.json")
+    out = {k: str(home / f"{k}.x") for k in ("processes", "processes_csv", "csv", "parquet")}
+    out |= {k: str(home / f"{k}.x") for k in ("md", "speedups", "speedups_md")}
+    home.mkdir()
+    stages.build_tables([str(f) for f in layout.raw_files(raw)], SimpleNamespace(**out))
+    claims_out = {k: home / f"claims.{k}" for k in ("csv", "md", "rst")}
+    table = stages.build_claims(
+        out["parquet"],
+        out["processes"],
+        config["claims"],
+        ROOT / "config/articles.yaml",
+        *claims_out.values(),
+        parts_csv=home / "parts.csv",
+        parts_parquet=home / "parts.parquet",
+        this_run="rehearsal",
+        decisions=[raw / "rounds.json"],
+    )
+    # every GPU claim judged, but C6, whose CPU trends come from a CPU run merged with it
+    verdicts = table.set_index("claim_id")["verdict"]
+    for claim in GPU_CLAIMS:
+        judged = verdicts[claim] in ("reproduced", "not_reproduced", "inconclusive")
+        assert judged == (claim != "C6"), (claim, verdicts[claim])
+    parts = pd.read_csv(home / "parts.csv").set_index(["claim_id", "part"])["measured"]
+    for claim in GPU_CLAIMS:
+        own = parts[claim]
+        cpu_trends = own.index.str.contains("JAX jit CPU") & (claim == "C6")
+        assert own[~cpu_trends].notna().all() and own[cpu_trends].isna().all(), own
+    assert len(parts["C6"].dropna()) == 2  # its GPU trends: matmul and SELU

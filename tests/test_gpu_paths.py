@@ -3,16 +3,20 @@ with fakes where the GPU would be."""
 
 import sys
 import types
+from dataclasses import replace
 from pathlib import Path
 
+import jax
 import numpy as np
 import pytest
 import yaml
+from conftest import run_measure
+from fake_gpu import NAME, fake_gpu_env, use_fake_gpu
 
-from blockbench.measure import cell, parent, provenance
+from blockbench.measure import cell, parent, provenance, sampling
 from blockbench.records.spec import CellSpec, StopRule
 from blockbench.run import grid
-from blockbench.workloads import registry
+from blockbench.workloads import matmul, registry
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -116,7 +120,8 @@ def test_a_gpu_device_record_names_its_precision_and_model(monkeypatch):
     monkeypatch.setattr(provenance, "cuda_pci_bus_id", lambda ordinal: "0000:3B:00.0")
     monkeypatch.setattr(provenance, "nvml_gpu", lambda bus_id: {"name": "NVIDIA H100 80GB HBM3"})
     info = provenance.device(FakeGpu())
-    assert info["float32_matmul"] == "tensorfloat32" and info["compute_capability"] == "9.0"
+    assert info["float32_matmul_inferred"] == "tensorfloat32"
+    assert info["compute_capability"] == "9.0" and "faked" not in info
     assert info["model"] == "NVIDIA H100 80GB HBM3"  # where aggregate.device_model reads it
     assert info["memory_stats"]["peak_bytes_in_use"] == 7
 
@@ -168,12 +173,12 @@ def test_nvml_reads_the_gpu_cuda_uses_by_its_pci_bus_id(monkeypatch):
 def test_device_state_is_read_again_after_the_phases(monkeypatch):
     """Review 4: clocks, power and peak memory at cell start are idle values."""
     reads = iter(range(1, 10))
-    monkeypatch.setattr(provenance, "device", lambda dev: {"read": next(reads), "model": "x"})
+    monkeypatch.setattr(provenance, "device", lambda dev, on: {"read": next(reads), "model": on})
     rule = StopRule(min_samples=2, min_time_s=0.0, max_time_s=0.02)
     record = cell.measure(CellSpec("cpu", "selu", "jax_jit", 100, rule=rule), lambda p: None)
     assert record["status"] == "ok", record["reason"]
     assert record["provenance"]["device"]["read"] == 1
-    assert record["provenance"]["device_after"]["read"] == 2
+    assert record["provenance"]["device_after"] == {"read": 2, "model": "cpu"}
 
 
 @pytest.mark.parametrize("impl", ["jax_jit", "jax"])
@@ -211,3 +216,206 @@ def test_a_gpu_run_of_the_default_grid_adds_only_claimed_gpu_cells():
     config["devices"] = ["cpu", "gpu"]
     on_gpu = {c.workload for c in grid.plan(config) if c.device == "gpu"}
     assert on_gpu == {"matmul", "selu"}
+
+
+def nvml_binding(**calls) -> types.SimpleNamespace:
+    """An NVML binding as nvml_gpu reads it, less the clock-event call (given in `calls`)."""
+    return types.SimpleNamespace(
+        nvmlInit=lambda: None,
+        nvmlShutdown=lambda: None,
+        nvmlDeviceGetHandleByPciBusId=lambda bus: "h",
+        nvmlDeviceGetMemoryInfo=lambda h: types.SimpleNamespace(total=80, used=1),
+        nvmlDeviceGetName=lambda h: "NVIDIA H100 80GB HBM3",
+        nvmlSystemGetDriverVersion=lambda: "580.95.05",
+        nvmlSystemGetCudaDriverVersion=lambda: 13000,
+        nvmlDeviceGetPciInfo=lambda h: types.SimpleNamespace(busId="00000000:3B:00.0"),
+        nvmlDeviceGetClockInfo=lambda h, kind: 1980,
+        nvmlDeviceGetMaxClockInfo=lambda h, kind: 1980,
+        nvmlDeviceGetTemperature=lambda h, kind: 40,
+        nvmlDeviceGetPowerUsage=lambda h: 350000,
+        NVML_CLOCK_SM=0,
+        NVML_CLOCK_MEM=1,
+        NVML_TEMPERATURE_GPU=0,
+        **calls,
+    )
+
+
+def test_a_binding_without_the_old_throttle_call_keeps_the_nvml_record(monkeypatch):
+    """Newer NVML bindings name it ClocksEventReasons: looked up outside `safe`, the old
+    name's absence lost the whole record (clocks, driver, memory)."""
+    newer = nvml_binding(nvmlDeviceGetCurrentClocksEventReasons=lambda h: 4)
+    monkeypatch.setitem(sys.modules, "pynvml", newer)
+    nvml = provenance.nvml_gpu("0000:3B:00.0")
+    assert nvml["throttle_reasons"] == 4 and nvml["clocks_mhz"]["sm"] == 1980
+    monkeypatch.setitem(sys.modules, "pynvml", nvml_binding())  # neither name
+    nvml = provenance.nvml_gpu("0000:3B:00.0")
+    assert "unavailable" in nvml["throttle_reasons"] and nvml["driver"] == "580.95.05"
+
+
+def test_the_environment_keeps_nvidia_and_xla_client_variables(monkeypatch):
+    """Where the GPU's memory and visibility are set (XLA_PYTHON_CLIENT_MEM_FRACTION=.9
+    leaves another cell less): every record keeps them."""
+    for key in ("NVIDIA_VISIBLE_DEVICES", "XLA_PYTHON_CLIENT_PREALLOCATE", "CUDA_VISIBLE_DEVICES"):
+        monkeypatch.setenv(key, "0")
+    monkeypatch.setenv("XLA_PYTHON_CLIENT_MEM_FRACTION", ".9")
+    env = provenance.environment()
+    assert env["XLA_PYTHON_CLIENT_MEM_FRACTION"] == ".9" and env["NVIDIA_VISIBLE_DEVICES"] == "0"
+    assert {"XLA_PYTHON_CLIENT_PREALLOCATE", "CUDA_VISIBLE_DEVICES"} <= set(env)
+
+
+def test_a_gpu_cell_on_the_fake_gpu_goes_through_every_gpu_path(tmp_path):
+    """The suite's GPU: JAX's CPU device, run as a GPU cell from the command line down, with
+    nvidia-smi, NVML and the CUDA plugin stubbed (tests/fake_gpu.py)."""
+    args = ("--device", "gpu", "--workload", "matmul", "--impl", "jax_jit", "--size", "64")
+    flags = ("--max-time-s", "0.05", "--min-samples", "3", "--accelerator-warmup-s", "0.05")
+    out = tmp_path / "cell.json"
+    rc, record, err = run_measure(out, *args, *flags, env=fake_gpu_env(), lock=tmp_path / "lock")
+    assert rc == 0 and record["status"] == "ok", (record and record["reason"]) or err
+    assert list(record["phases"]) == [
+        "host_to_device",
+        "first_call",  # one cold call, before any other compile: the GPU plan
+        "trace_lower",
+        "compile",
+        "dispatch",
+        "steady",
+        "asarray",
+        "device_to_host",
+    ]
+    first = record["phases"]["first_call"]
+    assert first["n"] == 1 and first["note"] == cell.COLD_FIRST_CALL
+    device, after = record["provenance"]["device"], record["provenance"]["device_after"]
+    assert device["platform"] == "gpu" and device["faked"] is True and device["model"] == NAME
+    assert device["compute_capability"] == "9.0"
+    assert device["nvml"]["name"] == NAME and device["nvml"]["pci_bus_id"] == "00000000:FA:00.0"
+    # NVML read at the start (the stub's idle clocks) and again after the phases
+    assert device["nvml"]["clocks_mhz"]["sm"] < after["nvml"]["clocks_mhz"]["sm"]
+    assert after["faked"] is True and after["nvml"]["throttle_reasons"] == 0
+    # what the device is assumed to compute, and what its output shows it computed
+    assert device["float32_matmul_inferred"] == "tensorfloat32"
+    assert record["check"]["matmul_precision_measured"] == "float32"
+    assert record["provenance"]["software"]["packages"]["jax-cuda13-plugin"] == "0.11.2"
+
+
+def test_the_fake_gpu_is_only_the_test_suites(monkeypatch):
+    """Unset, a GPU cell never runs on the CPU; set, a CPU cell stays a CPU cell, and a
+    GPU cell's record says it was faked."""
+    monkeypatch.delenv(provenance.FAKE_GPU, raising=False)
+    assert provenance.fake_gpu("gpu") is None
+    cpu = jax.devices("cpu")[0]
+    use_fake_gpu(monkeypatch)
+    assert provenance.fake_gpu("cpu") is None and provenance.fake_gpu("gpu") == NAME
+    assert cell.resolve_device("gpu") == cpu
+    as_cpu = provenance.device(cpu, "cpu")
+    assert as_cpu["platform"] == "cpu" and "faked" not in as_cpu and "nvml" not in as_cpu
+    assert as_cpu["model"] == provenance.cpu_model()  # the model, whatever the platform
+    as_gpu = provenance.device(cpu, "gpu")
+    assert as_gpu["faked"] and as_gpu["model"] == NAME and as_gpu["nvml"]["driver"]
+
+
+def spied_measure(monkeypatch, spec: CellSpec) -> tuple[dict, dict[str, sampling.Sampler]]:
+    """A cell's record, and the sampler of each phase (what its warm-up was)."""
+    made: list[sampling.Sampler] = []
+
+    class Spy(sampling.Sampler):
+        def __init__(self, *args, **options):
+            super().__init__(*args, **options)
+            made.append(self)
+
+    monkeypatch.setattr(cell, "Sampler", Spy)
+    record = cell.measure(spec, lambda partial: None)
+    assert record["status"] == "ok", record["reason"]
+    return record, dict(zip(record["phases"], made, strict=True))
+
+
+WARM = StopRule(
+    min_samples=3, min_time_s=0.0, max_time_s=0.02, warmup_s=0.02, accelerator_warmup_s=0.08
+)
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+def test_a_gpus_repeated_call_phases_warm_their_own_clocks_up(monkeypatch, device):
+    """On a GPU, dispatch, steady and asarray warm up for `accelerator_warmup_s` of their own
+    calls, though host_to_device warmed the process before them: its clocks rise only under
+    load. On the CPU they take their count alone, as before."""
+    use_fake_gpu(monkeypatch)
+    spec = CellSpec(device, "selu", "jax_jit", 1000, rule=WARM)
+    _, samplers = spied_measure(monkeypatch, spec)
+    assert samplers["host_to_device"].warms_for == WARM.warmup_s
+    turns = [samplers[name] for name in ("dispatch", "steady", "asarray")]
+    if device == "gpu":
+        assert all(s.warms_for == WARM.accelerator_warmup_s for s in turns)
+        # their warm-up calls' own time (the loop around them takes the rest)
+        assert sum(sum(s.walls) for s in turns) >= 0.75 * WARM.accelerator_warmup_s
+    else:
+        assert all(s.warms_for == 0 for s in turns)
+    assert samplers["device_to_host"].warms_for == 0  # a copy: the count alone
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+def test_a_gpu_steady_only_cell_is_never_warmed_by_its_check(monkeypatch, device):
+    """A GPU's check call is the program's first: a cold compile, after which the device
+    idles. On the CPU a check call of `warmup_s` or more (here 0) stays the warm-up."""
+    use_fake_gpu(monkeypatch)
+    rule = replace(WARM, warmup_s=0.0)
+    spec = CellSpec(device, "matmul", "jax_jit", 64, rule=rule, phases=("steady",))
+    record, samplers = spied_measure(monkeypatch, spec)
+    steady = samplers["steady"]
+    if device == "gpu":
+        assert steady.warms_for == rule.accelerator_warmup_s
+        assert sum(steady.walls) >= 0.75 * rule.accelerator_warmup_s
+        assert "note" not in record["phases"]["steady"]
+    else:
+        assert steady.warms_for == 0 and record["phases"]["steady"]["note"] == cell.WARMED_BY_CHECK
+    assert cell.warms_fully(1.0, rule, "cpu") and not cell.warms_fully(1.0, rule, "gpu")
+
+
+def test_only_an_accelerators_repeated_call_phases_ramp():
+    """warm_rule: `ramps` overrides a settled process and keeps the count; the CPU's rules
+    are as they were."""
+    ramped = cell.warm_rule(WARM, warmed_by_check=False, settled=True, ramps=True)
+    assert ramped.warmup_s == WARM.accelerator_warmup_s and ramped.warmup == WARM.warmup
+    assert cell.warm_rule(WARM, False, True) == replace(WARM, warmup_s=0.0)
+    assert cell.warm_rule(WARM, False, False) == WARM
+
+
+def tf32(x: np.ndarray, truncate: bool = False) -> np.ndarray:
+    """x with TF32's 10-bit mantissa: rounded to nearest (even), or its low 13 bits dropped."""
+    bits = x.astype(np.float32).view(np.uint32)
+    if not truncate:
+        bits = bits + (np.uint32(0x0FFF) + ((bits >> np.uint32(13)) & np.uint32(1)))
+    return (bits & np.uint32(0xFFFFE000)).view(np.float32)
+
+
+@pytest.mark.parametrize("size", [64, 700])
+def test_the_matmul_check_tells_tf32_from_float32_by_its_error(size):
+    """The normwise tolerance passes both; the error in units of each entry's products
+    tells them apart at any size (the figures: blockbench.workloads.matmul)."""
+    workload = registry.WORKLOADS["matmul"]
+    inputs = workload.make_inputs(size, np.random.default_rng(1))
+    (x,) = inputs
+    computed = {
+        "float32": np.dot(x, x.T),
+        "tf32 rounded": np.dot(tf32(x), tf32(x).T),
+        "tf32 truncated": np.dot(tf32(x, True), tf32(x, True).T),
+    }
+    read = {}
+    for name, out in computed.items():
+        check = cell.check_record(workload, registry.impls_of("matmul")["numpy"], inputs, out, None)
+        assert check["passed"] and check["matmul_unit_err_threshold"] == matmul.PRECISION_THRESHOLD
+        read[name] = check["matmul_precision_measured"]
+    assert read == {
+        "float32": "float32",
+        "tf32 rounded": "tensorfloat32 or lower",
+        "tf32 truncated": "tensorfloat32 or lower",
+    }
+    # with a margin: float32 well under the threshold, TF32 well over it
+    assert matmul.unit_error(inputs, computed["float32"]) < matmul.PRECISION_THRESHOLD / 10
+    assert matmul.unit_error(inputs, computed["tf32 rounded"]) > matmul.PRECISION_THRESHOLD * 10
+    assert registry.WORKLOADS["dot_xx"].precision is None  # its sums cannot tell (matmul.py)
+
+
+def test_a_cpu_matmul_cell_records_its_measured_precision():
+    rule = StopRule(min_samples=3, min_time_s=0.0, max_time_s=0.02)
+    record = cell.measure(CellSpec("cpu", "matmul", "numpy", 64, rule=rule), lambda p: None)
+    assert record["check"]["matmul_precision_measured"] == "float32"
+    assert record["provenance"]["device"]["float32_matmul_inferred"] == "float32"

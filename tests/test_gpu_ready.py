@@ -17,6 +17,7 @@ from blockbench.measure import gpu_ready
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 import bootstrap  # noqa: E402
+from fake_gpu import NAME, fake_gpu_env, use_fake_gpu  # noqa: E402
 from tiny import TINY, workflow_copy  # noqa: E402
 
 CUDA12 = ("jax-cuda12-plugin 0.10.2", gpu_ready.PLUGINS["jax-cuda12-plugin"])
@@ -127,6 +128,35 @@ def test_this_machine_without_a_gpu_says_so_in_one_line():
         "GPU not ready: no driver: nvidia-smi is not on PATH, so this machine has no NVIDIA "
         "driver (or no GPU)"
     ]
+
+
+def test_the_fake_gpu_is_ready_through_path_and_pythonpath(tmp_path):
+    """nvidia-smi found on PATH, the CUDA plugin's dist-info on PYTHONPATH, JAX asked for
+    the device the fake's cells run on (the CPU's); the verdict says it was faked."""
+    done = subprocess.run(
+        [sys.executable, "-m", "blockbench.measure.gpu_ready", "--out", str(tmp_path / "r.json")],
+        capture_output=True,
+        text=True,
+        env=fake_gpu_env(),
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(
+        f"GPU ready (faked for tests): {NAME}; driver 580.95.05; jax-cuda13-plugin 0.11.2; "
+        "JAX sees cpu"
+    )
+    read = json.loads((tmp_path / "r.json").read_text())
+    assert read["ready"] and read["faked"] and read["gpus"] == [NAME]
+
+
+def test_a_gpu_cells_worker_starts_cuda_beside_the_cpu_and_the_fakes_the_cpu_alone(monkeypatch):
+    """The worker's JAX_PLATFORMS (blockbench.measure.parent): the fake GPU must not start a
+    real GPU's backend where the suite runs on a GPU machine."""
+    monkeypatch.delenv("BLOCKBENCH_FAKE_GPU", raising=False)
+    platforms = {d: gpu_ready.jax_platforms(d) for d in ("cpu", "gpu", "tpu")}
+    assert platforms == {"cpu": "cpu", "gpu": "cuda,cpu", "tpu": "tpu,cpu"}
+    use_fake_gpu(monkeypatch)
+    assert gpu_ready.jax_platforms("gpu") == gpu_ready.jax_platforms("cpu") == "cpu"
+    assert gpu_ready.jax_platforms("tpu") == "tpu,cpu"
 
 
 @pytest.mark.parametrize(

@@ -64,7 +64,10 @@ class Unavailable(Exception):
 
 def resolve_device(name: str) -> Any:
     """The first device of the platform, or Unavailable with JAX's own reason: a backend
-    that failed to start (an old driver, a missing plugin) raises its error here."""
+    that failed to start (an old driver, a missing plugin) raises its error here. Under the
+    test-only fake GPU (provenance.FAKE_GPU) a GPU cell gets the CPU device."""
+    if provenance.fake_gpu(name):
+        return jax.devices("cpu")[0]
     try:
         return jax.devices(name)[0]
     except RuntimeError as exc:
@@ -143,31 +146,43 @@ def phase_record(collected: Collected) -> dict[str, Any]:
     return record
 
 
-def warm_rule(rule: StopRule, warmed_by_check: bool, settled: bool) -> StopRule:
+def warm_rule(
+    rule: StopRule, warmed_by_check: bool, settled: bool, ramps: bool = False
+) -> StopRule:
     """A phase's warm-up: none after a check's call that warmed it (`warmed_by_check`); its
     count alone once an earlier phase of the process warmed for `warmup_s`, since what
-    settles then (XLA's pool threads finding their cores) is the process's, not the phase's."""
+    settles then (XLA's pool threads finding their cores) is the process's, not the phase's.
+    An accelerator's repeated-call phase (`ramps`) warms for `accelerator_warmup_s` of its
+    own calls whatever came before: the device's clocks rise only under load (tens to
+    hundreds of ms), and the copies, compiles or cold check call before it leave it idle."""
+    if ramps:
+        return replace(rule, warmup_s=rule.accelerator_warmup_s)
     if warmed_by_check:
         return replace(rule, warmup=0)
     return replace(rule, warmup_s=0.0) if settled else rule
 
 
-def warms_fully(check_call_s: float, rule: StopRule) -> bool:
+def warms_fully(check_call_s: float, rule: StopRule, device: str = "cpu") -> bool:
     """Whether a steady-only cell's check call is its whole warm-up: a call of `warmup_s` or
     more (the 5000 matmul, the 64x32 loop) is, and is not made twice for one purpose; a
     shorter one (a jit SELU at 10^3, 5 us once compiled) settles nothing of the process, and
-    the phase warms for `warmup_s` as a process's first phase does."""
-    return check_call_s >= rule.warmup_s
+    the phase warms for `warmup_s` as a process's first phase does. On an accelerator never:
+    its check call is the program's first, a cold compile that leaves the device idle."""
+    return device == "cpu" and check_call_s >= rule.warmup_s
 
 
 def check_record(workload: Workload, impl: Impl, host_args: tuple, out: Any, dev: Any) -> dict:
-    """Compare the measured function's own output with the float64 reference."""
-    err = workload.check(host_args, np.asarray(out if dev is None else jax.device_get(out)))
+    """Compare the measured function's own output with the float64 reference; a float32
+    matmul's also says which precision its error shows (`matmul_precision_measured`)."""
+    got = np.asarray(out if dev is None else jax.device_get(out))
+    err = workload.check(host_args, got)
     record: dict[str, Any] = {
         "max_rel_err": err,
         "tolerance": workload.tolerance,
         "passed": bool(err <= workload.tolerance),
     }
+    if workload.precision is not None:
+        record |= workload.precision(host_args, got)
     kv = workload.known_values
     if kv is not None:
         inputs = kv.input_arrays()
@@ -218,10 +233,13 @@ def phase_plan(
     host_args: tuple,
     wanted: tuple[str, ...] | None = None,
     example: Callable[[], Any] = lambda: None,
+    requested: str = "",
 ) -> list[Phase]:
     """The phases that apply to this implementation (and were asked for), in order.
     `example` gives an output of the call computed before the phases run, if one was (the
-    check's), from which the timed loops learn how to wait for the output."""
+    check's), from which the timed loops learn how to wait for the output. `requested`: the
+    cell's device, whose plan it is (default: `dev`'s platform; the test-only fake GPU runs
+    a GPU cell's plan on the CPU device)."""
     if impl.style == "numpy":
         run = harness.numpy_steady(impl.fn, host_args)
         plan = [
@@ -232,7 +250,7 @@ def phase_plan(
         args = host_args if impl.host_inputs else harness.block(jax.device_put(host_args, dev))
         call = harness.jitted(impl)
         output = cache(lambda: harness.output_of(call, args, example()))
-        cold = dev.platform != "cpu"
+        cold = (requested or dev.platform) != "cpu"
         first = Phase(
             "first_call",
             lambda: harness.first_call(impl, args),
@@ -345,7 +363,7 @@ def measure(spec: CellSpec, progress: Callable[[dict[str, Any]], None]) -> dict[
     try:
         dev = None if numpy_cell else resolve_device(spec.device)
         timeline["device"] = time.time()
-        record["provenance"] = provenance.full(dev)
+        record["provenance"] = provenance.full(dev, spec.device)
         timeline["provenance"] = time.time()
         if not numpy_cell:
             harness.warm_up(dev)
@@ -371,14 +389,17 @@ def measure(spec: CellSpec, progress: Callable[[dict[str, Any]], None]) -> dict[
                 checked["out"], checked["call_s"] = out, time.perf_counter() - t0
                 return check_record(workload, impl, host_args, out, dev)
 
-            plan = phase_plan(impl, dev, host_args, spec.phases, lambda: checked.get("out"))
+            plan = phase_plan(
+                impl, dev, host_args, spec.phases, lambda: checked.get("out"), spec.device
+            )
             # A plan that opens on the steady phase (steady alone) is checked first, and the
             # check's call, the same call on the same inputs, warms that phase up (warms_fully).
             # Any other plan opens on a phase the check's call would warm wrongly.
             check_first = bool(plan) and plan[0].name == "steady"
             if check_first:
                 record["check"] = check()
-            by_check = check_first and warms_fully(checked["call_s"], spec.rule)
+            by_check = check_first and warms_fully(checked["call_s"], spec.rule, spec.device)
+            accelerator = spec.device != "cpu"  # its repeated calls warm its clocks (warm_rule)
             timeline["sampling"] = time.time()
             settled = False  # has a phase warmed for `warmup_s` yet (warm_rule)
             for group in turn_groups(plan):
@@ -388,7 +409,9 @@ def measure(spec: CellSpec, progress: Callable[[dict[str, Any]], None]) -> dict[
                 samplers = [
                     Sampler(
                         phase.build(),
-                        warm_rule(phase.rule(spec.rule), warmed, settled),
+                        warm_rule(
+                            phase.rule(spec.rule), warmed, settled, accelerator and phase.turns
+                        ),
                         phase.calibrated,
                         spec.deadline,
                         probe=probe,
@@ -415,7 +438,7 @@ def measure(spec: CellSpec, progress: Callable[[dict[str, Any]], None]) -> dict[
             # clocks, power, temperature and peak memory at cell start are idle values: read
             # them again once the device has worked (both kept)
             if dev is not None:
-                record["provenance"]["device_after"] = provenance.device(dev)
+                record["provenance"]["device_after"] = provenance.device(dev, spec.device)
         if not record["check"]["passed"]:
             record["status"] = "wrong_result"
             record["reason"] = wrong_result_reason(record["check"])

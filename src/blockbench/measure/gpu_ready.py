@@ -19,6 +19,7 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from blockbench.measure.provenance import fake_gpu
 from blockbench.records.store import write_json_atomic
 
 # The CUDA plugins JAX publishes, by the distribution that carries them, and the oldest driver
@@ -26,8 +27,17 @@ from blockbench.records.store import write_json_atomic
 # minor-version compatibility extends to every CUDA 12 wheel; CUDA 13 needs the R580 driver).
 PLUGINS = {"jax-cuda12-plugin": (525, 60, 13), "jax-cuda13-plugin": (580, 65, 6)}
 SMI_QUERY = ["--query-gpu=driver_version,name", "--format=csv,noheader"]
-JAX_QUERY = "import jax, json; print(json.dumps([str(d) for d in jax.devices('cuda')]))"
+JAX_QUERY = "import jax, json; print(json.dumps([str(d) for d in jax.devices({!r})]))"
 TIMEOUT_S = 120
+# What a cell's worker lets JAX start: the CPU beside an accelerator (cores.py and the
+# transfer guard use it).
+PLATFORMS = {"cpu": "cpu", "gpu": "cuda,cpu", "tpu": "tpu,cpu"}
+
+
+def jax_platforms(device: str) -> str:
+    """JAX_PLATFORMS for a `device` cell's worker (blockbench.measure.parent sets it outright);
+    the CPU alone under the test-only fake GPU, which must not start a real GPU's backend."""
+    return "cpu" if fake_gpu(device) else PLATFORMS[device]
 
 
 @dataclass
@@ -41,6 +51,7 @@ class Facts:
     gpus: list[str] = field(default_factory=list)
     jax_devices: list[str] = field(default_factory=list)
     jax_error: str | None = None
+    faked: bool = False  # the test-only fake GPU (provenance.FAKE_GPU): JAX's CPU device
 
 
 def installed_plugin() -> tuple[str, tuple[int, ...]] | None:
@@ -76,11 +87,13 @@ def read_smi(facts: Facts, run) -> None:
 
 
 def read_jax(facts: Facts, run) -> None:
-    """The CUDA devices JAX starts, in a fresh process asked for CUDA alone (no fall-back)."""
-    env = {**os.environ, "JAX_PLATFORMS": "cuda"}
+    """The CUDA devices JAX starts, in a fresh process asked for CUDA alone (no fall-back);
+    the CPU's under the fake GPU."""
+    platform = "cpu" if facts.faked else "cuda"
+    env = {**os.environ, "JAX_PLATFORMS": platform}
     try:
         done = run(
-            [sys.executable, "-c", JAX_QUERY],
+            [sys.executable, "-c", JAX_QUERY.format(platform)],
             capture_output=True,
             text=True,
             timeout=TIMEOUT_S,
@@ -131,7 +144,7 @@ def cause(facts: Facts, floor: tuple[int, ...] | None) -> str | None:
 def check(run=None) -> tuple[Facts, str | None]:
     """Read what can be read, in the order the causes are named; stop at the first one."""
     run = run or subprocess.run
-    facts = Facts()
+    facts = Facts(faked=bool(fake_gpu("gpu")))
     found = installed_plugin()
     facts.plugin, floor = found if found else (None, None)
     read_smi(facts, run)
@@ -154,8 +167,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"GPU not ready: {reason}", file=sys.stderr)
         return 1
     print(
-        f"GPU ready: {', '.join(facts.gpus)}; driver {facts.driver}; {facts.plugin}; "
-        f"JAX sees {', '.join(facts.jax_devices)}"
+        f"GPU ready{' (faked for tests)' if facts.faked else ''}: {', '.join(facts.gpus)}; "
+        f"driver {facts.driver}; {facts.plugin}; JAX sees {', '.join(facts.jax_devices)}"
     )
     return 0
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import psutil
 
-from blockbench.measure import cores, host_state, provenance, run_host
+from blockbench.measure import cores, gpu_ready, host_state, provenance, run_host
 from blockbench.measure.host_load import HostLoad, load_warnings
 from blockbench.records.layout import installed_jax
 from blockbench.records.params import MeasureParams
@@ -51,12 +51,9 @@ STDERR_TAIL = 2000
 # Share of the budget a worker may spend sampling; the rest is for the correctness check
 # and writing, so a slow cell ends with fewer samples (and says so), not with a kill.
 SAMPLING_SHARE = 0.85
-# What a cell's worker lets JAX start (the CPU beside an accelerator: cores.py and the
-# transfer guard use it).
 # The folder holding the blockbench package: the worker imports it from there, also in
 # another JAX release's environment, which has no blockbench installed.
 SRC = Path(__file__).resolve().parents[2]
-JAX_PLATFORMS = {"cpu": "cpu", "gpu": "cuda,cpu", "tpu": "tpu,cpu"}
 
 
 def default_lock_path() -> Path:
@@ -257,7 +254,7 @@ def worker_env(device: str, n_threads: int) -> dict[str, str]:
     # memory and threads (nor fail on an exported JAX_PLATFORMS=cuda), and an accelerator
     # cell must not fall back to the CPU quietly when its backend fails to start: named
     # explicitly, JAX raises the backend's own error, which the cell records as its reason.
-    env["JAX_PLATFORMS"] = JAX_PLATFORMS[device]
+    env["JAX_PLATFORMS"] = gpu_ready.jax_platforms(device)
     return env
 
 
@@ -367,9 +364,7 @@ def main(argv: list[str] | None = None) -> int:
     cell = {"device": args.device, "workload": args.workload, "impl": args.impl, "size": args.size}
     run_dir = run_host.run_dir_of(Path(args.out), cell, args.repeat)
     if run_dir is not None:
-        here = provenance.host()
-        kind = {k: here[k] for k in ("hostname", "cpu_model")} | {"cpus": here["cpu_count_logical"]}
-        wrong = run_host.mismatch(run_dir, kind)
+        wrong = run_host.mismatch(run_dir, run_host.here(args.device))
         if wrong:  # no file: the cell stays to be measured on a node of the run's kind
             print(f"not measuring: {wrong}", file=sys.stderr)
             return EXIT_WRONG_HOST

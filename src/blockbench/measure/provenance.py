@@ -38,6 +38,17 @@ PROJECT_ROOT = Path(__file__).resolve().parents[3]
 # Tests only: the CPU model this host claims to be, so that the suite runs as an Intel, an
 # AMD and an unknown machine alike; every record says it was faked (`host.cpu_model_faked`).
 FAKE_CPU_MODEL = "BLOCKBENCH_FAKE_CPU_MODEL"
+# Tests only: the GPU a cell asked for the GPU runs as, on JAX's CPU device, through every
+# GPU code path (tests/fake_gpu.py puts nvidia-smi, pynvml and a CUDA plugin's dist-info
+# stubs first on PATH and PYTHONPATH); every record says it was faked (`device.faked`).
+FAKE_GPU = "BLOCKBENCH_FAKE_GPU"
+FAKE_PCI_BUS_ID = "00000000:FA:00.0"
+
+
+def fake_gpu(device: str) -> str | None:
+    """Test-only: the made-up GPU a `device` cell runs as on the CPU ($BLOCKBENCH_FAKE_GPU);
+    None in every real run."""
+    return (os.environ.get(FAKE_GPU) or None) if device == "gpu" else None
 
 
 def cpu_model() -> str:
@@ -261,10 +272,12 @@ def jax_settings() -> dict[str, Any]:
 
 
 def float32_matmul(platform: str, compute_capability: str | None, precision: str) -> str:
-    """What a float32 matmul computes in: the articles' T4 and NumPy compute float32, but
-    XLA lets an Ampere or newer GPU (compute capability 8.0+) use TF32 at the `default`
-    precision (10-bit mantissa), unless NVIDIA_TF32_OVERRIDE=0 forbids it, and a TPU
-    uses one bfloat16 pass."""
+    """What a float32 matmul should compute in, inferred from the device and the settings:
+    the articles' T4 and NumPy compute float32, but XLA lets an Ampere or newer GPU (compute
+    capability 8.0+) use TF32 at the `default` precision (10-bit mantissa), unless
+    NVIDIA_TF32_OVERRIDE=0 forbids it, and a TPU uses one bfloat16 pass. Recorded as
+    `float32_matmul_inferred`: what a claim reads is the matmul check's measured precision
+    (`check.matmul_precision_measured`, blockbench.workloads.matmul.precision)."""
     if precision in ("highest", "float32") or platform == "cpu":
         return "float32"
     if precision == "bfloat16" or (platform == "tpu" and precision == "default"):
@@ -281,8 +294,26 @@ def describe_device(dev: Any) -> str:
     return f"{dev.platform}:{dev.id} ({dev.device_kind})"
 
 
-def device(dev: Any) -> dict[str, Any]:
+class FakedGpu:
+    """Test-only (FAKE_GPU): JAX's CPU device as `device` reads a CUDA device of the given
+    name, compute capability 9.0, the process's first."""
+
+    platform, compute_capability, local_hardware_id = "gpu", "9.0", 0
+
+    def __init__(self, cpu: Any, name: str) -> None:
+        self.id, self.client, self.device_kind = cpu.id, cpu.client, name
+        self.memory_stats = cpu.memory_stats
+
+
+def device(dev: Any, requested: str = "") -> dict[str, Any]:
+    """The device a cell ran on (`requested`: the cell's device, where the test-only fake
+    GPU runs it on the CPU device); `model` names it whatever its platform."""
+    faked = fake_gpu(requested)
+    if faked:
+        dev = FakedGpu(dev, faked)
     info: dict[str, Any] = {"platform": dev.platform, "id": dev.id, "device_kind": dev.device_kind}
+    if faked:
+        info["faked"] = True
     if dev.platform == "cpu":
         info["model"] = safe(cpu_model)
     else:
@@ -291,7 +322,7 @@ def device(dev: Any) -> dict[str, Any]:
         if isinstance(stats, dict):
             keys = ("bytes_limit", "bytes_in_use", "peak_bytes_in_use", "bytes_reservable_limit")
             info["memory_stats"] = {k: stats[k] for k in keys if k in stats}
-    info["float32_matmul"] = float32_matmul(
+    info["float32_matmul_inferred"] = float32_matmul(
         dev.platform,
         getattr(dev, "compute_capability", None),
         matmul_precision(),
@@ -317,6 +348,8 @@ def cuda_pci_bus_id(ordinal: int) -> str:
     of the node in PCI order and ignores CUDA_VISIBLE_DEVICES, so its index would name
     another GPU on a shared node (or one SLURM's ConstrainDevices forbids): the bus id
     names the one CUDA, and so JAX, uses."""
+    if fake_gpu("gpu"):
+        return FAKE_PCI_BUS_ID  # no CUDA driver to ask
     cuda = ctypes.CDLL("libcuda.so.1")
     handle, bus_id = ctypes.c_int(), ctypes.create_string_buffer(64)
     for call, args in (
@@ -360,10 +393,17 @@ def nvml_gpu(pci_bus_id: str) -> dict[str, Any]:
             },
             "temperature_c": safe(nv.nvmlDeviceGetTemperature, h, nv.NVML_TEMPERATURE_GPU),
             "power_w": safe(lambda: nv.nvmlDeviceGetPowerUsage(h) / 1000.0),
-            "throttle_reasons": safe(nv.nvmlDeviceGetCurrentClocksThrottleReasons, h),
+            "throttle_reasons": safe(clock_event_reasons, nv, h),
         }
     finally:
         nv.nvmlShutdown()
+
+
+def clock_event_reasons(nv: Any, handle: Any) -> int:
+    """Why the clocks are below their maximum (a bit mask): newer bindings name the call
+    ClocksEventReasons, and may drop the older ClocksThrottleReasons."""
+    get = getattr(nv, "nvmlDeviceGetCurrentClocksEventReasons", None)
+    return (get or nv.nvmlDeviceGetCurrentClocksThrottleReasons)(handle)
 
 
 def numpy_device() -> dict[str, Any]:
@@ -373,13 +413,13 @@ def numpy_device() -> dict[str, Any]:
         "id": 0,
         "device_kind": "cpu",
         "model": safe(cpu_model),
-        "float32_matmul": "float32",
+        "float32_matmul_inferred": "float32",
     }
 
 
-def full(dev: Any) -> dict[str, Any]:
+def full(dev: Any, requested: str = "") -> dict[str, Any]:
     """Base facts plus JAX settings, the measured device and BLAS (worker process only);
     a NumPy cell (`dev` None) has no JAX settings and never loads JAX."""
     if dev is None:
         return {**base(), "device": numpy_device(), "blas": blas()}
-    return {**base(), "jax": jax_settings(), "device": device(dev), "blas": blas()}
+    return {**base(), "jax": jax_settings(), "device": device(dev, requested), "blas": blas()}

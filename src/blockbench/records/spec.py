@@ -73,6 +73,12 @@ class StopRule:
     # on their cores: on a 2-core VM the jit SELU at 10^6 ran at 0.4 ms a call for 10 ms to
     # 0.3 s of a fresh process, then at 0.21 ms (benchmarks/pool_modes.py).
     warmup_s: float = 0.1
+    # ...but an accelerator's repeated-call phases (dispatch, steady, asarray) warm up for
+    # this long, of their own calls, whatever warmed before them: a GPU's clocks rise from
+    # idle only under load, over tens to hundreds of milliseconds, which the copies and
+    # compiles before those phases do not give it (blockbench.measure.cell.warm_rule; none
+    # where `warmup` is 0).
+    accelerator_warmup_s: float = 0.5
     # A first sample this long (timed seconds, not the wait around a dispatch) that nothing
     # disturbed is the process's value: the spread that matters is between processes,
     # which a second call of half a second in the same process does not measure; the default

@@ -112,8 +112,10 @@ def phase_s(model: dict[str, Any], cell: Cell, phase: str, rule: StopRule) -> fl
         )
         one = model["compile_s"][_device(cell)] + call
         return (1 if once or one >= rule.long_sample_s else rule.min_samples) * one
-    # warm-up: `warmup` calls, and calls until `warmup_s` has passed (the last may run over)
-    warm = max(rule.warmup * call, rule.warmup_s + call) if rule.warmup else 0.0
+    # warm-up: `warmup` calls, and calls until `warmup_s` has passed (the last may run over);
+    # on a GPU each repeated-call phase warms its clocks up for `accelerator_warmup_s`
+    warm_s = rule.accelerator_warmup_s if _device(cell) == "gpu" else rule.warmup_s
+    warm = max(rule.warmup * call, warm_s + call) if rule.warmup else 0.0
     if phase == "dispatch":
         return warm + max(min(30 * call, SINGLE_CALL_WALL_S), rule.min_samples * call)
     if call >= rule.long_sample_s:  # one clean sample stands for the process
@@ -188,7 +190,7 @@ def gated(config: dict[str, Any], plan: RunPlan) -> bool:
 
 def throwaway() -> str | None:
     """One GPU process that loads CUDA's libraries and runs a product; the cause if it fails."""
-    env = {**os.environ, "JAX_PLATFORMS": parent.JAX_PLATFORMS["gpu"].split(",")[0]}
+    env = {**os.environ, "JAX_PLATFORMS": gpu_ready.jax_platforms("gpu").split(",")[0]}
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(parent.SRC), env.get("PYTHONPATH")) if p)
     try:
         done = subprocess.run(

@@ -100,6 +100,9 @@ class Workload:
     impls: tuple[Impl, ...] = ()
     validate_size: Callable[[int], None] = positive
     known_values: KnownValues | None = None
+    # The precision a float32 matmul's output shows, measured against float64 and recorded
+    # with the check (blockbench.workloads.matmul.precision); None: not a matmul's
+    precision: Callable[[tuple[np.ndarray, ...], Any], dict[str, Any]] | None = None
 
     def __post_init__(self) -> None:
         names = [i.name for i in self.impls]

@@ -40,6 +40,49 @@ def check(inputs: tuple[np.ndarray], out: object) -> float:
     return max_rel_err(np.asarray(out)[rows], x64[rows] @ x64.T)
 
 
+# The RMS error of a product's entries, each in units of its own products' magnitudes
+# (|out_ij - ref_ij| / sqrt(sum_k (x_ik x_jk)^2)), over the off-diagonal entries of the checked
+# rows' block of x x^T: independent of the size where the normwise error is not (TF32's falls as
+# 1/sqrt(n): 1.2e-4 at 64, 1.7e-5 at 10000, where a float32 product summed in one chain reads
+# 5.6e-6). Normal float32 inputs (one draw, seed 0) against float64, computed on the CPU:
+#   n                         64       1000     5000     10000
+#   np.dot (OpenBLAS)         1.4e-7   2.8e-7   3.2e-7   3.1e-7
+#   one float32 chain over k  1.4e-7   5.7e-7   1.3e-6   1.8e-6   (a GEMM without split-K)
+#   TF32, inputs rounded      2.9e-4   3.0e-4   2.9e-4   2.9e-4   (to nearest, 10-bit mantissa)
+#   TF32, inputs truncated    7.7e-4   7.6e-4   7.7e-4   7.7e-4   (low 13 bits dropped)
+# (TF32 emulated: inputs rounded to a 10-bit mantissa, summed in float32.) The threshold sits
+# 11x over float32's worst and 15x under TF32's best; bfloat16 (7 bits) reads 2.4e-3.
+PRECISION_THRESHOLD = 2e-5
+FLOAT32, BELOW_FLOAT32 = "float32", "tensorfloat32 or lower"
+
+
+def unit_error(inputs: tuple[np.ndarray], out: object) -> float:
+    """The RMS error of `dot(x, x.T)`'s off-diagonal entries in the checked rows' columns, each
+    in units of its products (PRECISION_THRESHOLD): a 64 x 64 x n product in float64, as the
+    check's own is 64 x n x n. The diagonal, sums of squares, is left out: summed in float32
+    its error grows with n (9.3e-5 at 10000 in one chain), as TF32's does not."""
+    (x,) = inputs
+    rows = _checked_rows(x)
+    a = x[rows].astype(np.float64)
+    err = np.abs(np.asarray(out)[np.ix_(rows, rows)].astype(np.float64) - a @ a.T)
+    scale = np.sqrt((a * a) @ (a * a).T)
+    off = ~np.eye(len(rows), dtype=bool)
+    return float(np.sqrt(np.mean((err[off] / scale[off]) ** 2)))
+
+
+def precision(inputs: tuple[np.ndarray], out: object) -> dict[str, object]:
+    """Which precision the product was computed in, as its error shows it: what the articles'
+    T4 and NumPy computed (float32), or fewer mantissa bits (TF32, bfloat16), which XLA may
+    choose on a GPU at the `default` precision. Measured, so a claim need not trust the
+    inference from the device (provenance.device's `float32_matmul_inferred`)."""
+    err = unit_error(inputs, out)
+    return {
+        "matmul_precision_measured": FLOAT32 if err < PRECISION_THRESHOLD else BELOW_FLOAT32,
+        "matmul_unit_err": err,
+        "matmul_unit_err_threshold": PRECISION_THRESHOLD,
+    }
+
+
 def check_xx(inputs: tuple[np.ndarray], out: object) -> float:
     (x,) = inputs
     rows, x64 = _checked_rows(x), x.astype(np.float64)
@@ -85,6 +128,7 @@ WORKLOADS = (
         tolerance=1e-2,
         work=work,
         baseline="numpy",
+        precision=precision,
         impls=(
             Impl("numpy", "numpy", numpy_dot, CPU_ONLY, blas=True),
             Impl("jax_numpy_input", "eager", jax_dot, host_inputs=True, sends=sent_by_dot_xt),
@@ -98,6 +142,8 @@ WORKLOADS = (
         make_uniform_inputs,
         check_xx,
         tolerance=1e-2,
+        # no measured precision: sums of positive products in one float32 chain err as TF32
+        # does (1.1e-4 against 2.7e-4 at 10000, in `unit_error`'s units)
         work=work,
         baseline="numpy",
         impls=(

@@ -1,0 +1,46 @@
+"""Test-only: a GPU that is JAX's CPU device, for the processes a test starts and its own.
+
+Where BLOCKBENCH_FAKE_GPU names a GPU (blockbench.measure.provenance.FAKE_GPU), a GPU cell
+runs on the CPU through every GPU code path; the stubs in tests/fake_gpu/ answer for the
+driver (nvidia-smi), NVML (pynvml) and JAX's CUDA plugin (its dist-info), found first on
+PATH and PYTHONPATH. Every record says it was faked (`provenance.device.faked`).
+"""
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from blockbench.measure.provenance import FAKE_GPU
+
+STUBS = Path(__file__).resolve().parent / "fake_gpu"
+NAME = "Fake H100 (tests)"
+
+
+def first_on(path: str | None) -> str:
+    return os.pathsep.join(p for p in (str(STUBS), path) if p)
+
+
+def fake_gpu_env(base: dict[str, str] | None = None) -> dict[str, str]:
+    """`base` (default: this process's environment) for a subprocess that runs as on a GPU."""
+    env = dict(os.environ if base is None else base)
+    env["PATH"] = first_on(env.get("PATH"))
+    env["PYTHONPATH"] = first_on(env.get("PYTHONPATH"))
+    env[FAKE_GPU] = NAME
+    return env
+
+
+def use_fake_gpu(monkeypatch: pytest.MonkeyPatch) -> str:
+    """The same in this process, until the test ends: the stub NVML replaces a binding
+    already imported. Returns the fake GPU's name."""
+    env = fake_gpu_env({key: os.environ.get(key, "") for key in ("PATH", "PYTHONPATH")})
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.syspath_prepend(str(STUBS))  # the plugin's dist-info, for importlib.metadata
+    spec = importlib.util.spec_from_file_location("pynvml", STUBS / "pynvml.py")
+    stub = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(stub)
+    monkeypatch.setitem(sys.modules, "pynvml", stub)
+    return NAME
