@@ -395,12 +395,14 @@ def run(
     if resume is not None:
         unpack(resume, root / "results" / "raw")
     part = Part(config, root, out, config["kit"]["part_s"] if part_s is None else part_s)
-    checks = gated(config, plan) and not all(part.done(j) for j in plan.jobs())
+    # an earlier part's decision: its added rounds are what is left to measure
+    decision = part.manifest.get("decision")
+    todo = plan.jobs(decision["asked"]) if decision else plan.jobs()
+    checks = gated(config, plan) and not all(part.done(j) for j in todo)
     if checks and (failed := first_minute(config, part.raw, say)) is not None:
         say(failed)
         return EXIT_NOT_READY
     stopped = part.measure(plan, plan.jobs())
-    decision = part.manifest.get("decision")
     if stopped is None and decision is None:
         decision = stages.decide_rounds(
             raw=[str(part.root / j.path(part.label)) for j in plan.jobs()],
