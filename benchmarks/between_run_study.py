@@ -3,7 +3,8 @@
 between-run study the workflow reads (config/between_run/<kind>.yaml).
 
     .venv/bin/python benchmarks/between_run_study.py RUN_DIR[=LABEL] RUN_DIR[=LABEL] ...
-        [--core-speed steady|two-speed] [--out DIR] [--claims-out DIR]
+        [--core-speed steady|two-speed] [--scope host|kind] [--later RUN_DIR[=LABEL] ...]
+        [--out DIR] [--claims-out DIR]
 
 Each RUN_DIR holds one run's raw JSON (`results/raw/<label>`, or a committed
 `results/reference/<label>/raw`); `=LABEL` names a run whose files carry a label another run
@@ -15,6 +16,12 @@ host's cores kept their speed, from the runs' own readings (blockbench.measure.c
 or from `--core-speed` (what `benchmarks/core_speed.py` said) for runs made before processes
 read it: a study made where cores change speed is not the noise of a host whose cores keep
 theirs.
+A study is of one host (its `host_id` and CPU signature) over the span its runs cover, and
+applies to later runs of that host; `--scope kind` (the user's say, for the nodes of one
+cluster partition) applies it to every host of the kind. `--later` judges runs made after
+the study's span with it and records how often their intervals held the study's mean: its
+out-of-sample coverage, which claims.md quotes beside it ("none yet" until there are some;
+leave-one-out inside the study is not out of sample).
 A study needs 15 process values per part (runs x processes) to see a rare slow mode; this
 says how many runs more it needs. `--claims-out DIR` also writes the runs' claims judged
 with the new study and pooled.
@@ -33,14 +40,17 @@ import pandas as pd
 from blockbench.errors import InputError
 from blockbench.judge import aggregate, verdicts
 from blockbench.judge.aggregate import write_table
-from blockbench.judge.between_runs import StudyPart
+from blockbench.judge.between_runs import StudyPart, judged
 from blockbench.judge.run_view import core_speed_of
 from blockbench.judge.scales import on_scale
 from blockbench.judge.studies import (
+    HOST,
+    KIND,
     MIN_PROCESS_VALUES,
     Study,
     blas_of,
     design_of,
+    host_of,
     kind_of,
     study_path,
 )
@@ -69,7 +79,11 @@ def host_speed(proc: pd.DataFrame, given: str | None) -> str:
 
 
 def study(
-    cells: pd.DataFrame, proc: pd.DataFrame, claims: list[dict[str, Any]], core_speed: str
+    cells: pd.DataFrame,
+    proc: pd.DataFrame,
+    claims: list[dict[str, Any]],
+    core_speed: str,
+    scope: str = HOST,
 ) -> Study:
     kinds = {label: kind_of(g) for label, g in cells.groupby("run_label")}
     if len(kinds) < 2:
@@ -112,11 +126,45 @@ def study(
             "NumPy's BLAS ran different kernels in the runs, so NumPy's times are not of one "
             f"setup: {kernels} (docs/measuring-traps.md)"
         )
+    hosts = {label: host_of(g) for label, g in proc.groupby("run_label")}
+    if scope == HOST and (len(set(hosts.values())) > 1 or "" in hosts.values()):
+        sys.exit(
+            f"a study is of one host, and these runs name {hosts} ('': not recorded): study "
+            "one host's runs, or say --scope kind to apply it to every host of the kind"
+        )
     kind = next(iter(kinds.values()))
     design, blas = next(iter(designs.values())), next(iter(kernels.values()))
+    host = "; ".join(sorted(set(hosts.values())))
     return Study(
-        kind, runs, found, method=methods[0], core_speed=core_speed, design=design, blas=blas
+        kind,
+        runs,
+        found,
+        method=methods[0],
+        core_speed=core_speed,
+        design=design,
+        blas=blas,
+        host=host,
+        scope=scope,
     )
+
+
+def held_after(found: Study, parts: pd.DataFrame) -> str:
+    """'held 73 of 84 parts in 6 runs made after it': how often runs made after the study's
+    span, each part judged with the study (between_runs.judged, as the claims stage does),
+    held the study's mean of that part: its out-of-sample coverage ('' where none could be
+    judged)."""
+    measured = parts[parts["run_spread"].notna() & parts["measured"].notna()]
+    held = checked = 0
+    for row in measured.itertuples():
+        stored = found.part(row.claim_id, row.part)
+        if stored is None or stored.runs < 2:
+            continue
+        own = Spread.from_text(on_scale(row.measured, row.scale), row.run_spread)
+        low, high = judged(own, row.processes, stored)
+        checked += 1
+        held += low <= statistics.fmean(stored.values) <= high
+    runs = measured["run_label"].nunique()
+    return f"held {held} of {checked} parts in {runs} runs made after it" if checked else ""
 
 
 def too_close(runs: list[dict[str, Any]]) -> str:
@@ -140,6 +188,18 @@ def main() -> None:
         choices=(STEADY, TWO_SPEED),
         help="what benchmarks/core_speed.py found, for runs without readings of their own",
     )
+    p.add_argument(
+        "--scope",
+        choices=(HOST, KIND),
+        default=HOST,
+        help="apply the study to its own host (default), or to every host of its kind",
+    )
+    p.add_argument(
+        "--later",
+        nargs="+",
+        default=[],
+        help="runs made after the study's span, DIR or DIR=LABEL: its out-of-sample coverage",
+    )
     p.add_argument("--out", type=Path, default=ROOT / "config" / "between_run")
     p.add_argument("--claims", type=Path, default=ROOT / "config" / "claims.yaml")
     p.add_argument("--articles", type=Path, default=ROOT / "config" / "articles.yaml")
@@ -153,7 +213,30 @@ def main() -> None:
         sys.exit(str(exc))
     cells = aggregate.cells(proc)
     claims = stages.read_claims(args.claims, args.articles)
-    found = study(cells, proc, claims, host_speed(proc, args.core_speed))
+    found = study(cells, proc, claims, host_speed(proc, args.core_speed), args.scope)
+    if args.later:
+        later = [run_dir(entry) for entry in args.later]
+        named = {str(d): label for d, label in later if label}
+        try:
+            after = aggregate.processes((f for d, _ in later for f in raw_files(d)), named)
+        except InputError as exc:
+            sys.exit(str(exc))
+        hosts = {host_of(g) for _, g in after.groupby("run_label")}
+        if args.scope == HOST and hosts != {found.host}:
+            sys.exit(f"the later runs were made on {hosts}, the study's on {found.host!r}")
+        ends = max(r["started"] for r in found.runs)
+        early = [
+            str(label)
+            for label, g in after.groupby("run_label")
+            if datetime.fromtimestamp(float(g["started_at"].min()), UTC).strftime(
+                "%Y-%m-%dT%H:%M:%SZ"
+            )
+            <= ends
+        ]
+        if early:
+            sys.exit(f"runs {early} started within the study's span: not out of sample")
+        later_parts = verdicts.judge(aggregate.cells(after), after, claims)[1]
+        found.out_of_sample = held_after(found, later_parts)
     path = study_path(args.out, found.kind)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(found.to_yaml())
@@ -163,7 +246,8 @@ def main() -> None:
         write_table(table, args.claims_out / "claims.csv")
         (args.claims_out / "claims.md").write_text(to_markdown(table, parts, claims))
     runs = len(found.runs)
-    print(f"{path}: {len(found.parts)} parts from {runs} runs on {found.kind.describe()}")
+    print(f"{path}: {len(found.parts)} parts from {runs} runs of {found.host or 'hosts'}")
+    print(f"  span {found.span()}; out of sample: {found.out_of_sample or 'none yet'}")
     for (claim_id, name), part in sorted(found.parts.items()):
         print(f"  {claim_id} {name}: S = {part.spread:.3g} over {part.runs} runs")
     if close := too_close(found.runs):

@@ -159,6 +159,7 @@ def test_study_file_round_trip(tmp_path) -> None:
     kind = Kind("AMD EPYC", 2)
     study = Study(kind, [{"label": "a", "started": "t", "commit": "c"}], core_speed=STEADY)
     study.design, study.blas = "two-stage: precision x1.15", "OpenBLAS SkylakeX"
+    study.host, study.out_of_sample = HOST, "held 9 of 10 parts in 2 runs made after it"
     study.parts[("A1", "blocked / dispatch")] = StudyPart((4.4, 4.5, 4.6), 5.0, (0.03,) * 3)
     path = study_path(tmp_path, kind)
     assert path.name == "amd-epyc-2cpu.yaml"
@@ -166,20 +167,28 @@ def test_study_file_round_trip(tmp_path) -> None:
     back = read_study(path)
     assert back.kind == kind and back.runs == study.runs and back.core_speed == "steady"
     assert back.design == study.design and back.blas == study.blas
+    assert (back.host, back.scope, back.out_of_sample) == (HOST, "host", study.out_of_sample)
     assert back.part("A1", "blocked / dispatch") == study.part("A1", "blocked / dispatch")
     blas = study.blas
-    assert back.method == METHOD_VERSION and not back.why_not_applied(STEADY, study.design, blas)
-    other_design = back.why_not_applied(STEADY, "two-stage: precision x1.2", blas)
+    ok = back.why_not_applied(STEADY, study.design, blas, HOST)
+    assert back.method == METHOD_VERSION and not ok
+    # a study is of its host: another host of the kind only where the study file says so
+    other_host = back.why_not_applied(STEADY, study.design, blas, "machine bbb, " + SIGNATURE)
+    assert "is evidence of its own host" in other_host
+    assert "not applied" in back.why_not_applied(STEADY, study.design, blas, "")
+    back.scope = "kind"
+    assert not back.why_not_applied(STEADY, study.design, blas, "machine bbb, " + SIGNATURE)
+    other_design = back.why_not_applied(STEADY, "two-stage: precision x1.2", blas, HOST)
     assert "of another design (two-stage: precision x1.15) than this run's" in other_design
-    said = back.why_not_applied(TWO_SPEED, study.design, blas)
+    said = back.why_not_applied(TWO_SPEED, study.design, blas, HOST)
     assert "readings say two-speed: not applied" in said
-    assert "not applied" in back.why_not_applied(UNKNOWN, study.design, blas)
+    assert "not applied" in back.why_not_applied(UNKNOWN, study.design, blas, HOST)
     # NumPy forced onto another kernel (OPENBLAS_CORETYPE) is another NumPy speed
-    haswell = back.why_not_applied(STEADY, study.design, "OpenBLAS Haswell")
+    haswell = back.why_not_applied(STEADY, study.design, "OpenBLAS Haswell", HOST)
     assert "NumPy's BLAS ran OpenBLAS SkylakeX, and this run's ran OpenBLAS Haswell" in haswell
-    assert not back.why_not_applied(STEADY, study.design, "")  # a run with no BLAS cell
+    assert not back.why_not_applied(STEADY, study.design, "", HOST)  # a run with no BLAS cell
     old = Study(kind, [], method=METHOD_VERSION - 1, source="old.yaml", core_speed=STEADY)
-    assert "method version" in old.why_not_applied(STEADY, study.design, blas)
+    assert "method version" in old.why_not_applied(STEADY, study.design, blas, HOST)
     with pytest.raises(InputError, match="second study"):
         read_studies([path, path])
     bad = tmp_path / "bad.yaml"
@@ -188,6 +197,9 @@ def test_study_file_round_trip(tmp_path) -> None:
         read_study(bad)
 
 
+# the host every made-up run below ran on (judge.studies.host_of)
+SIGNATURE = "family 25 model 1 stepping 1"
+HOST = "machine aaa, " + SIGNATURE
 # what every process of a steady host reads (measure.core_speed.reading)
 WINDOWS = [{"core": c, "call_s": 7e-4, "cpu_share": 1.0} for c in (0, 1)]
 
@@ -209,6 +221,8 @@ def runs_of(models: tuple[str, ...], ratios: tuple[list, ...]) -> tuple[pd.DataF
                 "device_model": model,
                 "cpu_model": model,
                 "host_cpus": 2,
+                "host_id": "machine aaa",
+                "cpu_signature": SIGNATURE,
                 "jax_version": "0.10.2",
             }
             cells.append({**base, "n_min": 9, "warnings": ""})
@@ -251,7 +265,7 @@ def test_two_runs_on_an_unstudied_kind_are_too_few_to_pool_and_three_are_pooled(
     assert table["pooled_ci_low"].isna().all() and (table["pooled_verdict"] == "").all()
     assert table["primary_verdict"].tolist() == table["verdict"].tolist() == ["reproduced"] * 2
     assert "too few runs to pool" in parts["pooled_detail"].iloc[0]
-    assert table["between_run"].str.startswith("covers this run only").all()
+    assert table["between_run"].str.startswith("covers this run's processes only").all()
     three = ([3.0, 3.2, 2.9], [3.1, 2.8, 3.3], [3.0, 3.1, 2.95])
     cells, procs = runs_of(("EPYC",) * 3, three)
     table, _ = verdicts.judge(cells, procs, [CLAIM])
@@ -265,36 +279,44 @@ def test_a_study_of_the_kind_judges_each_run_and_one_of_another_method_does_not(
     study = Study(
         kind_of(cells), [{"label": x} for x in "abcd"], source="s/epyc.yaml", core_speed=STEADY
     )
+    study.host = HOST
     study.parts[("Z1", "num / den")] = StudyPart((1.1, 0.6, 1.5, 0.9), 3.0, (0.02,) * 4)
     wide, _ = verdicts.judge(cells, procs, [CLAIM], {study.kind: study})
     assert (wide["ci_high"] > table["ci_high"]).all()
     assert (wide["run_ci_high"] == table["ci_high"]).all()
     assert set(wide["verdict"]) == {"inconclusive"}
     said = wide["between_run"].iloc[0]
-    assert said.startswith(
-        "includes the spread between 4 runs on this kind of machine (study epyc.yaml: the "
-        "same machine kind and method, and cores steady in both)"
+    assert said == (
+        "covers this host's runs over the span its study saw (4 runs of machine aaa, family 25 "
+        "model 1 stepping 1, unrecorded span; out of sample: none yet) (study epyc.yaml)"
     )
     assert "under 15 process values" not in said  # a steady host shows no slow mode to miss
     assert wide["pooled_ci_low"].notna().all()  # pooled with the study's spread
     stale = Study(study.kind, study.runs, study.parts, "s/epyc.yaml", METHOD_VERSION - 1, STEADY)
+    stale.host = HOST
     old, _ = verdicts.judge(cells, procs, [CLAIM], {stale.kind: stale})
     assert (old["ci_high"] == table["ci_high"]).all()
     assert "made by method version" in old["between_run"].iloc[0]
     procs["design"] = "two-stage: precision x1.15, first stage 3-3 rounds (aaaa0000)"
     of_another = Study(study.kind, study.runs, study.parts, "s/epyc.yaml", core_speed=STEADY)
+    of_another.host = HOST
     of_another.design = "two-stage: precision x1.15, first stage 3-4 rounds (bbbb1111)"
     mixed, _ = verdicts.judge(cells, procs, [CLAIM], {of_another.kind: of_another})
     assert (mixed["ci_high"] == table["ci_high"]).all()
     assert "(bbbb1111)) than this run's (" in mixed["between_run"].iloc[0]
     other = Study(study.kind, study.runs, study.parts, "s/epyc.yaml", core_speed=TWO_SPEED)
+    other.host = HOST
+    moved = procs.assign(host_id="machine bbb")  # the same kind, another host
+    elsewhere, _ = verdicts.judge(cells, moved, [CLAIM], {study.kind: study})
+    assert (elsewhere["ci_high"] == table["ci_high"]).all()
+    assert "is evidence of its own host" in elsewhere["between_run"].iloc[0]
     unlike, _ = verdicts.judge(cells, procs, [CLAIM], {other.kind: other})
     assert (unlike["ci_high"] == table["ci_high"]).all()
     assert "cores were two-speed, and this run's readings say steady" in unlike["between_run"][0]
     slow = [{"core": 1, "call_s": 1.4e-3, "cpu_share": 1.0}] * 3
     procs["core_windows"] = [WINDOWS + slow] * len(procs)  # the host changes speed
     two, _ = verdicts.judge(cells, procs, [CLAIM], {other.kind: other})
-    assert "cores two-speed in both); under 15 process values" in two["between_run"][0]
+    assert "(study epyc.yaml); under 15 process values" in two["between_run"][0]
 
 
 def test_runs_on_different_hardware_are_never_pooled() -> None:
@@ -314,11 +336,11 @@ def test_runs_whose_numpy_ran_other_blas_kernels_are_never_pooled_or_judged_alik
     table, _ = verdicts.judge(cells, procs, [CLAIM])
     assert list(table["runs_pooled"]) == [2, 2, 1]
     study = Study(kind_of(cells), [{"label": x} for x in "abcd"], core_speed=STEADY)
-    study.blas = "OpenBLAS SkylakeX"
+    study.blas, study.host = "OpenBLAS SkylakeX", HOST
     study.parts[("Z1", "num / den")] = StudyPart((1.1, 0.6, 1.5, 0.9), 3.0, (0.02,) * 4)
     judged, _ = verdicts.judge(cells, procs, [CLAIM], {study.kind: study})
     said = judged.set_index("run_label")["between_run"]
-    assert said["r1"].startswith("includes the spread") and said["r2"] == said["r1"]
+    assert said["r1"].startswith("covers this host's runs") and said["r2"] == said["r1"]
     assert "this run's ran OpenBLAS Haswell: not applied" in said["r3"]
 
 
@@ -329,7 +351,7 @@ DATA = ROOT / "tests/data"
 # (one whose cores changed speed), kept beside its runs' claims; the runs themselves are in
 # git history (6ab2eca: results/reference/dev-2core-zen5-study, dev-2core-epyc-study)
 STUDIES = [
-    (ROOT / "config/between_run/amd-epyc-2cpu.yaml", DATA / "studies/zen5-v9"),
+    (DATA / "studies/zen5-v9/amd-epyc-2cpu.yaml", DATA / "studies/zen5-v9"),
     (DATA / "studies/epyc-v4/amd-epyc-2cpu.yaml", DATA / "studies/epyc-v4"),
 ]
 
@@ -392,7 +414,9 @@ def test_the_study_tool_keeps_its_runs_method_and_says_why_this_code_does_not_ap
     proc = aggregate.processes([f for d in labels for f in raw_files(d)], labels)
     cells = aggregate.cells(proc)
     claim_list = read_claims(ROOT / "config/claims.yaml", ROOT / "config/articles.yaml")
-    found = between_run_study.study(cells, proc, claim_list, STEADY)
+    with pytest.raises(SystemExit, match="a study is of one host"):  # they record none
+        between_run_study.study(cells, proc, claim_list, STEADY)
+    found = between_run_study.study(cells, proc, claim_list, STEADY, scope="kind")
     assert found.method == 8 != METHOD_VERSION and found.source == ""
     views = RunView.each(cells, proc, {found.kind: found})
     assert [v.study for v in views] == [None, None]
@@ -421,3 +445,19 @@ def test_the_study_tool_says_when_its_runs_were_made_too_close_together() -> Non
     assert said.startswith("the runs span 50 minutes: runs closer than 4 hours")
     apart = [*within_an_hour, {"label": "later", "started": "2026-11-26T09:10:00Z"}]
     assert between_run_study.too_close(apart) == ""
+
+
+def test_the_study_tool_quotes_how_runs_after_its_span_held_its_mean() -> None:
+    """Out-of-sample coverage: runs made after a study, each part judged with it as the
+    claims stage would, and counted where the interval holds the study's mean; 'none yet'
+    is what claims.md says until then."""
+    cells, procs = runs_of(("EPYC",) * 2, ([3.0, 3.2, 2.9], [9.0, 9.5, 8.8]))
+    parts = verdicts.judge(cells, procs, [CLAIM])[1]
+    study = Study(kind_of(cells), [{"label": "a", "started": "2026-11-20T10:00:00Z"}])
+    study.host = HOST
+    assert "out of sample: none yet" in study.covers()
+    study.parts[("Z1", "num / den")] = StudyPart((1.10, 1.08, 1.12), 3.0, (0.02,) * 3)
+    said = between_run_study.held_after(study, parts)
+    assert said == "held 1 of 2 parts in 2 runs made after it"  # log 3 held; log 9 did not
+    study.out_of_sample = said
+    assert f"out of sample: {said}" in study.covers()

@@ -53,7 +53,7 @@ def two_stage(
     need = Need("X", "x", ("u",), half, 0.0, target)
     rounds = allocate({"u": Unit("u", (), first, most)}, [need], None)["u"]
     values = np.exp(np.concatenate([head, rng.normal(0.0, sigma, rounds - first)]))
-    low, high = uncertainty.of_processes(values, first).interval()
+    low, high = uncertainty.of_processes(values, first=first).interval()
     return low <= 0.0 <= high
 
 

@@ -427,6 +427,7 @@ def tiny_run(tmp_path_factory):
     assert here.cpu_model != ELSEWHERE_CPU
     # every process reads its cores as steady (made up: the suite runs on any host)
     study = Study(here, [{"label": "a"}, {"label": "b"}], core_speed=STEADY)
+    study.scope = "kind"  # any host of this kind: the suite runs on any machine
     for claim in stages.read_claims(ROOT / "config/claims.yaml", ROOT / "config/articles.yaml"):
         for part in claim["parts"]:
             # a spread wide enough to show in any run
@@ -490,19 +491,24 @@ def test_tiny_grid_produces_every_table_figure_and_claim(tiny_run):
     mine = said["tiny"] - {""}  # '': a claim with no interval (a check, or not run)
     assert len(mine) == 1, mine
     assert next(iter(mine)).startswith(
-        "includes the spread between 2 runs on this kind of machine (study "
+        "covers runs of this kind of machine over the span its study saw (2 runs of "
     )
-    assert "the same machine kind and method, and cores steady in both" in next(iter(mine))
+    assert "out of sample: none yet" in next(iter(mine))
     assert "under 15 process values" not in next(iter(mine))  # steady: no slow mode to miss
     other = said["elsewhere"] - {""}
-    assert other and all(s.startswith("covers this run only: no between-run study") for s in other)
+    assert other and all(
+        s.startswith("covers this run's processes only: no between-run") for s in other
+    )
     widened = table[(table["run_label"] == "tiny") & table["run_ci_low"].notna()]
     assert not widened.empty and (widened["ci_low"] <= widened["run_ci_low"]).all()
     assert (
         widened["ci_high"] - widened["ci_low"] > widened["run_ci_high"] - widened["run_ci_low"]
     ).any()
     assert (table["runs_pooled"] == 1).all()  # different machines: never pooled
-    assert "Intervals: includes the spread between 2 runs" in (wf / "results/claims.md").read_text()
+    assert (
+        "Intervals: covers runs of this kind of machine over"
+        in (wf / "results/claims.md").read_text()
+    )
     assert len(table) == 2 * len(ids)
     # and drawn next to it in every article figure, with the GPU slots this run lacks named
     for source in "ABCD":

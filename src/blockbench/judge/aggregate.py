@@ -157,6 +157,8 @@ def cell_columns(record: dict[str, Any], source: Path) -> dict[str, Any]:
         "check_passed": _get(record, "check", "passed"),
         "hostname": prov["host"]["hostname"],
         "cpu_model": prov["host"]["cpu_model"],
+        # which host, beyond its kind: a between-run study is of one (judge.studies)
+        **{k: _text(prov["host"].get(k)) for k in ("host_id", "cpu_signature")},
         "host_cpus": prov["host"].get("cpu_count_logical"),
         # the state the host measured in (blockbench.measure.host_state; None: not told)
         "power": _get(record, "host_state", "before", "power"),
@@ -280,10 +282,16 @@ def _share(counts: pd.Series, totals: pd.Series) -> tuple[float | None, float, f
     return k / n if n else None, low, high
 
 
+def _text(value: Any) -> str | None:
+    """A probe's answer as text; None where it had none (absent, or why it failed)."""
+    return value if isinstance(value, str) else None
+
+
 def _phase_row(shared: dict[str, Any], phase: str, p: pd.DataFrame) -> dict[str, Any]:
     """One cell and phase from its processes: the estimate, its CI, their disagreement."""
     samples = [np.asarray(x, dtype=float) for x in p["kept_s"]]
-    log = uncertainty.of_cell(samples)
+    first = int(p["first_rounds"].min()) if "first_rounds" in p else 0
+    log = uncertainty.of_cell(samples, p["repeat"].to_numpy(int), first)
     estimate = math.exp(log.estimate)
     low, high = (math.exp(x) for x in log.interval())
     medians = p["median_s"].astype(float)

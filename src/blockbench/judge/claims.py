@@ -231,6 +231,20 @@ def with_study(r: PartResult, study: StudyPart | None) -> PartResult:
     return replace(r, ci_low=low, ci_high=high, outcome=decide(r.condition, low, high), study=study)
 
 
+def confidence(verdict_: str, parts: list[PartResult]) -> str:
+    """A verdict's confidence, from its parts' 95% two-sided intervals (each part's test of
+    its rule is one-sided at 97.5%): 'reproduced' needs every part, so it errs at most 2.5%
+    of the time; 'not_reproduced' needs any one of m, so a claim that holds draws it at most
+    m x 2.5% of the time (Bonferroni's bound, stated rather than corrected). '' where a
+    verdict rests on no interval (not run, inconclusive, checks alone)."""
+    tested = [p for p in parts if p.ci_low is not None and not p.indicative]
+    if not tested or verdict_ not in (REPRODUCED, NOT_REPRODUCED):
+        return ""
+    if verdict_ == REPRODUCED or len(tested) == 1:
+        return ">=97.5%"
+    return f">={100 - 2.5 * len(tested):g}% (any of {len(tested)} parts)"
+
+
 def verdict(parts: list[PartResult]) -> tuple[str, str]:
     """(verdict, reason): a failure at the article's setup refutes; anything unmeasured
     leaves the claim open; reproduced needs every part to hold at the article's setup."""

@@ -14,7 +14,7 @@ import pandas as pd
 
 from blockbench.judge import uncertainty
 from blockbench.judge.aggregate import CELL
-from blockbench.judge.studies import Kind, Study, blas_of, design_of, kind_of
+from blockbench.judge.studies import Kind, Study, blas_of, design_of, host_of, kind_of
 from blockbench.judge.uncertainty import Spread
 from blockbench.measure.core_speed import classify
 from blockbench.records.spec import PHASES
@@ -83,10 +83,12 @@ class RunView:
         # the kernel NumPy's BLAS ran: another kernel is another NumPy speed
         self.blas = blas_of(mine)
         # the between-run study of this kind of machine, if one was made by this method on
-        # a host that behaved as this run's
+        # this host (or one the study's scope admits) that behaved as this run's
         found = (studies or {}).get(self.kind) if self.kind else None
         self.study_note = (
-            found.why_not_applied(self.core_speed, design_of(mine), self.blas) if found else ""
+            found.why_not_applied(self.core_speed, design_of(mine), self.blas, host_of(mine))
+            if found
+            else ""
         )
         self.study = found if found and not self.study_note else None
 
@@ -178,8 +180,8 @@ class RunView:
 
     def time_of(self, terms: list[dict[str, Any]], size: int) -> tuple[Spread, int]:
         """The log of the summed time of `terms`, all of one cell, and the processes behind
-        it: per process the phases are added, then blockbench.judge.uncertainty.of_cell
-        (a single phase gives the interval of the cell table)."""
+        it: per process the phases are added, then blockbench.judge.uncertainty.of_processes
+        (a single phase gives the interval of the cell table, `of_cell`)."""
         rows = [self.processes_of(t, size) for t in terms]
         common = sorted(set.intersection(*(set(r.index) for r in rows)))
         if len(common) == 1:  # one process: its samples are all there is
@@ -189,7 +191,7 @@ class RunView:
             parts = [uncertainty.of_samples(x) for x in samples]
             return uncertainty.log_sum(parts), 1
         per_process = sum(r.loc[common, "median_s"].to_numpy(float) for r in rows)
-        return uncertainty.of_processes(per_process, first_rounds(rows)), len(common)
+        return uncertainty.of_processes(per_process, common, first_rounds(rows)), len(common)
 
     def _cell(self, term: dict[str, Any], size: int) -> tuple:
         return (self.run_label, term["device"], term["workload"], term["impl"], size)
@@ -221,7 +223,7 @@ class RunView:
             return sum(rows[id(t)].loc[common, "median_s"].to_numpy(float) for t in terms)
 
         first = first_rounds(list(rows.values()))
-        return uncertainty.of_processes(side(num) / side(den), first), len(common)
+        return uncertainty.of_processes(side(num) / side(den), common, first), len(common)
 
 
 def _split_over_nodes(rows: list[pd.DataFrame]) -> bool:

@@ -2,12 +2,14 @@
 part's values in the study's runs for that kind (config/between_run/*.yaml).
 
 A study is written by benchmarks/between_run_study.py from several runs of one grid on one
-kind of machine; the claims stage reads every study and applies the one whose kind matches a
-run's, if it was made by the method that judges the run (METHOD_VERSION): a study of another
-method measured something else and is treated as absent, with the reason said. The kind is
-what a run cannot change about its machine (CPU model, logical CPUs, GPU models), not its
-hostname: two nodes of one cluster partition share a study. What decided the study's noise
-(whether the cores kept their speed, as benchmarks/core_speed.py tells) is recorded with it.
+host over a span of time, and is evidence of that host over that span (ISO 5725-3's
+intermediate precision of one host, not reproducibility across hosts). The claims stage
+applies it to a run of the same host (its `host_id`: the SLURM node's name or a hash of the
+machine-id, with the CPU's family, model and stepping), made by the method that judges the
+run (METHOD_VERSION), with cores behaving alike, the same design and the same BLAS kernel;
+to other hosts of its kind (CPU model, logical CPUs, GPU models) only where the user says so
+in the study file (`scope: kind`). Otherwise the run's interval covers its own processes,
+with the reason said. How its intervals held runs made after its span is quoted with it.
 """
 
 from collections.abc import Iterable
@@ -28,6 +30,7 @@ STUDY_VERSION = 2
 # rare slow mode (with 20% slow, 0.8^9 = 13% of studies of 3 runs x 3 processes hold none),
 # so on a host whose cores change speed they can miss it (docs/statistics.md).
 MIN_PROCESS_VALUES = 15
+HOST, KIND = "host", "kind"  # a study's scope: its own host, or every host of its kind
 
 
 class StudyFileError(InputError):
@@ -74,12 +77,31 @@ class Study:
     design: str = ""
     # the kernel NumPy's BLAS ran in its runs ('OpenBLAS SkylakeX'; '': not recorded)
     blas: str = ""
+    host: str = ""  # the host its runs were made on (`host_of`; '': not recorded)
+    scope: str = HOST  # HOST, or KIND where the user applies it to every host of its kind
+    # how its judged intervals held runs made after its span ('': none yet)
+    out_of_sample: str = ""
+
+    def span(self) -> str:
+        """'2026-11-20T10:02Z to 2026-11-21T08:40Z': when its runs started."""
+        started = sorted(str(r.get("started", "")) for r in self.runs if r.get("started"))
+        return f"{started[0]} to {started[-1]}" if started else "unrecorded span"
+
+    def covers(self) -> str:
+        """What an interval judged with this study covers, in the words every page uses."""
+        host = self.host or "an unrecorded host"
+        whose = "this host's runs" if self.scope == HOST else "runs of this kind of machine"
+        return (
+            f"{whose} over the span its study saw ({len(self.runs)} runs of {host}, "
+            f"{self.span()}; out of sample: {self.out_of_sample or 'none yet'})"
+        )
 
     def part(self, claim_id: str, part: str) -> StudyPart | None:
         return self.parts.get((claim_id, part))
 
-    def why_not_applied(self, core_speed: str, design: str, blas: str) -> str:
-        """'' where the study applies to a run of its kind whose cores behaved as
+    def why_not_applied(self, core_speed: str, design: str, blas: str, host: str = "") -> str:
+        """'' where the study applies to a run of its host (or kind, by its `scope`) whose
+        cores behaved as
         `core_speed` says (blockbench.measure.core_speed.classify), whose processes were
         measured under the study's `design` (`design_of`) and whose NumPy ran the study's BLAS
         kernel (`blas_of`; '' on either side: nothing to compare), else why it does not: runs
@@ -90,6 +112,13 @@ class Study:
             return (
                 f"the study {name} was made by method version {self.method} and this is "
                 f"version {METHOD_VERSION}: not applied (re-make it: docs/studies.md)"
+            )
+        if self.scope == HOST and (not self.host or host != self.host):
+            return (
+                f"the study {name} is of {self.host or 'an unrecorded host'} over "
+                f"{self.span()}, and this run was made on {host or 'an unrecorded host'}: not "
+                "applied (a study is evidence of its own host; `scope: kind` in the study "
+                "file applies it to every host of its kind)"
             )
         if UNKNOWN in (self.core_speed, core_speed) or self.core_speed != core_speed:
             return (
@@ -128,6 +157,9 @@ class Study:
             "core_speed": self.core_speed,
             "design": self.design,
             "blas": self.blas,
+            "host": self.host,
+            "scope": self.scope,
+            "out_of_sample": self.out_of_sample,
             "runs": self.runs,
             "parts": parts,
         }
@@ -144,6 +176,15 @@ def design_of(processes: pd.DataFrame) -> str:
     """The design a run's processes were measured under (blockbench.run.grid.design), the
     designs joined where they differ."""
     return "; ".join(sorted(set(processes["design"].fillna("")))) if "design" in processes else ""
+
+
+def host_of(processes: pd.DataFrame) -> str:
+    """The host a run's processes ran on: its `host_id` and CPU signature (the hosts joined
+    where they differ; '' where none recorded one, as before method version 9's records)."""
+    if "host_id" not in processes or processes["host_id"].isna().all():
+        return ""
+    named = processes[["host_id", "cpu_signature"]].fillna("?").drop_duplicates()
+    return "; ".join(sorted(f"{h}, {c}" for h, c in named.itertuples(index=False)))
 
 
 def blas_of(processes: pd.DataFrame) -> str:
@@ -175,12 +216,16 @@ def read_study(path: Path) -> Study:
         }
         method, core_speed = int(data["method"]), str(data.get("core_speed", UNKNOWN))
         design, blas = str(data.get("design") or ""), str(data.get("blas") or "")
+        host, scope = str(data.get("host") or ""), str(data.get("scope") or HOST)
+        if scope not in (HOST, KIND):
+            raise StudyFileError(f"{path}: scope {scope!r}: say {HOST!r} or {KIND!r}")
+        later = str(data.get("out_of_sample") or "")
     except StudyFileError:
         raise
     except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError, AttributeError) as exc:
         raise StudyFileError(f"{path}: not a between-run study ({exc})") from exc
     runs = list(data.get("runs") or [])
-    return Study(kind, runs, parts, str(path), method, core_speed, design, blas)
+    return Study(kind, runs, parts, str(path), method, core_speed, design, blas, host, scope, later)
 
 
 def read_studies(paths: Iterable[str | Path]) -> dict[Kind, Study]:

@@ -11,10 +11,12 @@ geometric mean, and its error on the log scale is a Student t with R - 1 degrees
 
 A quantity is a `Spread`: an estimate plus a weighted sum of independent Student t terms
 (scale, df). A cell, a paired ratio and a sum of one cell's phases are one term, whose
-bounds are the exact t quantiles. A ratio of unpaired cells, a sum of cells and a fitted
-exponent are sums of several terms; their bounds come from the exact distribution of the
-sum (the Behrens-Fisher problem, solved as GUM Supplement 1 propagates distributions),
-computed by numerical inversion of its characteristic function: no random draws, so no
+bounds are the t quantiles. A ratio of unpaired cells, a sum of cells and a fitted exponent
+are sums of several terms; their bounds are the quantiles of the sum's distribution (the
+Behrens-Fisher fiducial interval, as GUM Supplement 1 propagates distributions: not an
+exact confidence interval, and conservative; benchmarks/interval_coverage.py shows it
+meets its level where Welch-Satterthwaite's does not), computed by numerical inversion of
+its characteristic function with the integral's error checked: no random draws, so no
 verdict depends on a seed. Sums of cells are linearised on the log scale (each cell's term
 weighted by its share of the sum). With a single process only the within-process level is
 known: the distribution-free interval of that process's median from its order statistics.
@@ -33,14 +35,14 @@ from blockbench.records.spec import CONFIDENCE
 # The method in words, for every reader-facing text (the claims report's legend, the docs).
 METHOD = (
     "a cell's value is the geometric mean of the medians of the worker processes that "
-    "measured it; its interval is the exact Student t interval on the logs of those medians, "
+    "measured it; its interval is the Student t interval on the logs of those medians, "
     "with one degree of freedom fewer than the processes (a ratio paired by process or round: "
     "the same on the logs of the per-process ratios; where rounds were added on demand, "
     "Stein's two-stage interval, from the first stage's spread; with a single process: the "
     "order-statistic interval of its median). A ratio of unpaired cells, a sum or a fitted "
-    "exponent adds "
-    f"those t terms, and its central {CONFIDENCE:.0%} is computed exactly from the "
-    "distribution of the sum, with no random draws"
+    f"exponent adds those t terms, and its central {CONFIDENCE:.0%} is that of the sum's "
+    "distribution (the Behrens-Fisher fiducial interval, as GUM Supplement 1 propagates "
+    "distributions; conservative, computed by numerical inversion with its error checked)"
 )
 
 NORMAL_DF = math.inf
@@ -93,39 +95,74 @@ def t_quantile(df: float, level: float = CONFIDENCE) -> float:
     return float(stats.norm.ppf(p) if math.isinf(df) else stats.t.ppf(p, df))
 
 
-def _char_t(u: float, df: float) -> float:
-    """Characteristic function of a Student t on `df` at u >= 0 (real: it is symmetric)."""
-    if u == 0:
-        return 1.0
-    if math.isinf(df) or df > 1e4:
-        return math.exp(-u * u / 2)
+# Above this half-df, scipy's scaled Bessel K overflows far from zero (df 1000: everywhere
+# below z = 400), so the uniform (Debye) expansion of K_v(v t) takes over; with three
+# correction terms it agrees with the Bessel function to 1e-9 in the log at v = 50.
+DEBYE_V = 50.0
+# The most a probability of the sum may be off by the Fourier integral's own error
+# estimate: two orders below the quantile's own tolerance (an interval refuses, it is not
+# widened, when the inversion cannot reach it).
+CDF_TOLERANCE = 1e-7
+
+
+def _log_char_t(u: float, df: float) -> float:
+    """The log of the characteristic function of a Student t on `df` at u > 0 (real: it is
+    symmetric): log of K_v(z) z^v / (Gamma(v) 2^(v-1)), z = sqrt(df) u, v = df / 2."""
+    if math.isinf(df):
+        return -u * u / 2
     z, v = math.sqrt(df) * u, df / 2
-    # K_v(z) z^v / (Gamma(v) 2^(v-1)), in logs: kve is K scaled by e^z, finite for large z
-    scaled = special.kve(v, z)
+    tail = v * math.log(z) - special.gammaln(v) - (v - 1) * math.log(2)
+    if v >= DEBYE_V:
+        t = z / v
+        root = math.sqrt(1 + t * t)
+        p = 1 / root
+        u1 = (3 * p - 5 * p**3) / 24
+        u2 = (81 * p**2 - 462 * p**4 + 385 * p**6) / 1152
+        u3 = (30375 * p**3 - 369603 * p**5 + 765765 * p**7 - 425425 * p**9) / 414720
+        eta = root + math.log(t / (1 + root))
+        log_k = (
+            0.5 * math.log(math.pi / (2 * v))
+            - v * eta
+            - 0.5 * math.log(root)
+            + math.log1p(-u1 / v + u2 / v**2 - u3 / v**3)
+        )
+        return log_k + tail
+    scaled = special.kve(v, z)  # K scaled by e^z
     if not math.isfinite(scaled):
-        # K_v overflows where z is tiny beside v (df 154 below z = 2e-4), and there the
+        # below v = 50 K overflows only where z is tiny beside v (z < 1e-5), where the
         # function is 1 - z^2 / (4 (v - 1)) to within (z^2 / v)^2
-        return 1.0 - z * z / (4 * (v - 1))
-    log = math.log(scaled) - z + v * math.log(z)
-    return math.exp(log - special.gammaln(v) - (v - 1) * math.log(2))
+        return math.log1p(-z * z / (4 * (v - 1)))
+    return math.log(scaled) - z + tail
 
 
 def _cdf_of_sum(x: float, terms: tuple[tuple[float, float], ...]) -> float:
     """P(sum of scale_i T_i <= x), x > 0, by Gil-Pelaez inversion of the product of the
-    terms' characteristic functions (which decays at least exponentially)."""
+    terms' characteristic functions (which decays at least exponentially). Raises where
+    QUADPACK's error estimate exceeds CDF_TOLERANCE."""
 
     def char(u: float) -> float:
-        return math.prod(_char_t(s * u, df) for s, df in terms) / u if u > 0 else 0.0
+        if u <= 0:
+            return 0.0
+        return math.exp(sum(_log_char_t(s * u, df) for s, df in terms)) / u
 
     # 1/2 + (1/pi) * integral_0^inf sin(u x) phi(u) / u du: QUADPACK's Fourier integral
-    value, _ = integrate.quad(char, 0, math.inf, weight="sin", wvar=x, limlst=200)
+    value, error, *rest = integrate.quad(
+        char, 0, math.inf, weight="sin", wvar=x, limlst=200, full_output=1
+    )
+    if len(rest) > 1 or error / math.pi > CDF_TOLERANCE:  # a message: QUADPACK's ier > 0
+        said = rest[1].splitlines()[0] if len(rest) > 1 else "no warning"
+        raise ArithmeticError(
+            f"the distribution of a sum of t terms {terms} at {x:.6g}: the numerical "
+            f"integral's error estimate {error / math.pi:.2g} (limit {CDF_TOLERANCE:g}; "
+            f"{said})"
+        )
     return 0.5 + value / math.pi
 
 
 @cache
 def half_width(terms: tuple[tuple[float, float], ...], level: float = CONFIDENCE) -> float:
-    """Half the central `level` interval of the sum of scaled t terms: exact t where there
-    is one term, the sum's exact distribution (numerically inverted) otherwise."""
+    """Half the central `level` interval of the sum of scaled t terms: the t quantile where
+    there is one term, the sum's distribution (numerically inverted) otherwise."""
     if not terms:
         return 0.0
     if len(terms) == 1:
@@ -143,17 +180,23 @@ def half_width(terms: tuple[tuple[float, float], ...], level: float = CONFIDENCE
     )
 
 
-def of_processes(values: Sequence[float], first: int = 0) -> Spread:
-    """The log of the geometric mean of one value per process (R >= 2), in the order they
-    were measured, with its Student t on R - 1 degrees of freedom; or, where the count R was
-    chosen from the spread of the `first` values (a two-stage design, blockbench.judge.stopping),
-    Stein's: the spread of those `first` values over sqrt(R), on `first` - 1 degrees of
-    freedom, which is exact whatever R the first stage chose (Stein 1945)."""
+def of_processes(
+    values: Sequence[float], rounds: Sequence[int] | None = None, first: int = 0
+) -> Spread:
+    """The log of the geometric mean of one value per process (R >= 2), with its Student t
+    on R - 1 degrees of freedom; or, where the count R was chosen from the spread of a
+    first stage (the rounds numbered below `first`; `rounds` gives each value's round, None:
+    its position), Stein's: the first stage's spread over sqrt(R), on its count - 1 degrees
+    of freedom, which covers as its level says whatever R the first stage chose (Stein
+    1945; blockbench.judge.stopping). The first stage is taken by round number, never by
+    position: a first-stage process that failed must not let a round added after the
+    decision into the spread that made it."""
     logs = np.log(np.asarray(values, dtype=float))
     r = logs.size
     if r < 2:
         raise ValueError("a process-level interval needs at least 2 processes")
-    used = logs[:first] if 2 <= first < r else logs
+    staged = (np.arange(r) if rounds is None else np.asarray(rounds, dtype=int)) < first
+    used = logs[staged] if 2 <= staged.sum() < r else logs
     scale = float(used.std(ddof=1) / math.sqrt(r))
     return Spread(float(logs.mean()), ((scale, used.size - 1.0),))
 
@@ -174,12 +217,16 @@ def of_samples(samples: Sequence[float]) -> Spread:
     return Spread(middle, ((half / t_quantile(NORMAL_DF), NORMAL_DF),))
 
 
-def of_cell(processes: Sequence[Sequence[float]]) -> Spread:
+def of_cell(
+    processes: Sequence[Sequence[float]], rounds: Sequence[int] | None = None, first: int = 0
+) -> Spread:
     """A cell's time on the log scale: the geometric mean of its processes' medians (each
-    process counts once), or one process's median where there is one."""
+    process counts once, Stein's interval where rounds were added: `of_processes`), or one
+    process's median where there is one. The one interval of a cell: its table, its
+    figure's band and the claims all read it."""
     if len(processes) == 1:
         return of_samples(processes[0])
-    return of_processes([float(np.median(p)) for p in processes])
+    return of_processes([float(np.median(p)) for p in processes], rounds, first)
 
 
 def log_sum(parts: Sequence[Spread]) -> Spread:

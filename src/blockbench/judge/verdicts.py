@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from blockbench.judge.claims import evaluate_part, verdict, with_study
+from blockbench.judge.claims import confidence, evaluate_part, verdict, with_study
 from blockbench.judge.part_result import PartResult
 from blockbench.judge.pooling import PooledPart, pool_claim, pool_groups
 from blockbench.judge.run_view import RunView, collapse
@@ -129,6 +129,7 @@ def judge(
                     "slug": claim["slug"],
                     "source": claim["source"],
                     "verdict": verdict_,
+                    "confidence": confidence(verdict_, parts),
                     # the one to quote: the pooled verdict where runs are pooled, else its own
                     "primary_verdict": pool.verdict if pool and pool.primary else verdict_,
                     "measured": head.measured,

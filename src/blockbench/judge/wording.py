@@ -41,6 +41,11 @@ def _missing(x: Any) -> bool:
     return x is None or (isinstance(x, float) and pd.isna(x))
 
 
+# What a run's own interval covers: the spread between its worker processes, on this host in
+# this hour; not what another day, host or build would measure (docs/statistics.md).
+RUN_ONLY = "covers this run's processes only"
+
+
 def between_note(view: "RunView", parts: list[PartResult]) -> str:
     """What a run's intervals cover, and which between-run study judged them and why, in the
     words claims.md and the report use ('' where the claim has no interval in this run: a
@@ -48,19 +53,15 @@ def between_note(view: "RunView", parts: list[PartResult]) -> str:
     if all(p.run_low is None for p in parts):
         return ""
     if view.kind is None:
-        return "covers this run only: its cells do not name their machine"
+        return f"{RUN_ONLY}: its cells do not name their machine"
     if view.study is None:
-        why = view.study_note or f"no between-run study for {view.kind.describe()}"
-        return f"covers this run only: {why}"
+        why = view.study_note or f"no between-run study of this host ({view.kind.describe()})"
+        return f"{RUN_ONLY}: {why}"
     studied = [p.study for p in parts if p.study is not None]
     if not studied:
-        return f"covers this run only: the study of {view.kind.describe()} lacks this claim"
+        return f"{RUN_ONLY}: the study of this host lacks this claim"
     study = view.study
-    said = (
-        f"includes the spread between {len(study.runs)} runs on this kind of machine "
-        f"(study {Path(study.source).name or 'given'}: the same machine kind and method, "
-        f"and cores {study.core_speed} in both)"
-    )
+    said = f"covers {study.covers()} (study {Path(study.source).name or 'given'})"
     if study.core_speed != "steady" and any(study.too_small(s) for s in studied):
         said += (
             f"; under {MIN_PROCESS_VALUES} process values (runs x processes): on a host "

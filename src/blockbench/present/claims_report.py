@@ -16,19 +16,22 @@ from blockbench.judge.wording import fmt, value_ci
 from blockbench.measure import core_speed
 
 LEGEND = (
-    f"Every value is shown with its 95% confidence interval: {uncertainty.METHOD}. Where a "
-    "between-run study of the machine's kind exists (made by this method), a run's interval "
-    "is the wider of its own and the study's runs' spread times a Student t on one df fewer "
-    "than the study's runs (each run says which study, if any, its intervals include). A "
-    "part **holds** when its "
-    "whole interval satisfies its rule, **fails** when none of it does, and is "
-    "**inconclusive** when the interval straddles the rule. A claim is **reproduced** when "
-    "every part holds at the article's setup, **not_reproduced** when a part fails at the "
-    "article's setup, **not_run** when a cell it needs was not measured (the reason is "
-    "given), and **inconclusive** otherwise: an undecided part, or a part measured only at "
-    "another size than the article's (shown, never decisive). One failing part is enough "
-    "for **not_reproduced**. The verdict to quote is the pooled one where runs are pooled, "
-    "a run's own otherwise."
+    f"Every value is shown with its 95% confidence interval: {uncertainty.METHOD}. Each run "
+    "says what its intervals cover: this run's processes only (the spread between its worker "
+    "processes on this host in this hour); or, where a between-run study of this host "
+    "exists (made by this method), this host's runs over the span the study saw: the wider "
+    "of the run's own interval and the study's runs' spread times a Student t on one df "
+    "fewer than the study's runs; or, pooled, the mean of the pooled runs. A part "
+    "**holds** when its whole interval satisfies its rule, **fails** when none of it does, "
+    "and is **inconclusive** when the interval straddles the rule: each part's test is "
+    "97.5% one-sided. A claim is **reproduced** when every part holds at the article's "
+    "setup (confidence at least 97.5%), **not_reproduced** when a part fails at the "
+    "article's setup (with m parts, a claim that holds draws it at most m x 2.5% of the "
+    "time: its confidence, at least 100 - 2.5m %, is given beside it), **not_run** when a "
+    "cell it needs was not measured (the reason is given), and **inconclusive** otherwise: "
+    "an undecided part, or a part measured only at another size than the article's (shown, "
+    "never decisive). The verdict to quote is the pooled one where runs are pooled, a run's "
+    "own otherwise."
 )
 
 
@@ -43,12 +46,18 @@ def _cell(text: Any) -> str:
     )
 
 
+def _verdict(r: Any) -> str:
+    """'**reproduced** (>=97.5%)': a run's verdict with its confidence, where it has one."""
+    said = _cell(getattr(r, "confidence", None))
+    return f"**{r.verdict}**" + (f" ({said})" if said else "")
+
+
 def _verdicts(runs: pd.DataFrame) -> list[str]:
     head = "claim, verdict, measured [95% CI], article, what is compared, rule, setup, device, note"
     rows = [
         [
             f"{r.claim_id} `{r.slug}`",
-            f"**{r.verdict}**",
+            _verdict(r),
             value_ci(r.measured, r.ci_low, r.ci_high),
             fmt(r.article),
             r.metric,
@@ -233,7 +242,7 @@ def to_rst(table: pd.DataFrame, first: str = "") -> str:
             rows.append(
                 [
                     f"{r.claim_id} ``{r.slug}``",
-                    f"**{r.verdict}**",
+                    _verdict(r),
                     value_ci(r.measured, r.ci_low, r.ci_high) or EMPTY,
                     fmt(r.article) or EMPTY,
                     on or EMPTY,
