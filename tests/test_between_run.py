@@ -270,6 +270,7 @@ def test_two_runs_on_an_unstudied_kind_are_too_few_to_pool_and_three_are_pooled(
     cells, procs = runs_of(("EPYC",) * 3, three)
     table, _ = verdicts.judge(cells, procs, [CLAIM])
     assert table["pooled_ci_low"].iloc[0] > 2 and table["pooled_verdict"].iloc[0] == "reproduced"
+    assert table["pooled_confidence"].iloc[0] == ">=97.5%"
     assert (table["primary_verdict"] == table["pooled_verdict"]).all()
 
 

@@ -25,6 +25,7 @@ from tiny import workflow_copy
 from blockbench.judge import aggregate, stopping, uncertainty
 from blockbench.judge.claim_rules import Precision
 from blockbench.judge.stopping import Need, Unit, allocate, reason
+from blockbench.present import stops
 from blockbench.records import layout
 from blockbench.run import stages
 
@@ -399,7 +400,7 @@ def test_each_claim_says_why_its_parts_stopped_as_measured():
             },
         ]
     }
-    table, parts = stopping.with_stops(table, parts, {"r": decision})
+    table, parts = stops.with_stops(table, parts, {"r": decision})
     assert list(parts["stopped"]) == [
         stopping.PRECISE,
         stopping.NOT_MEASURED,

@@ -75,6 +75,7 @@ def _pooled_columns(pool: Pool | None, index: int = 0) -> dict[str, Any]:
             "pooled_ci_low": None,
             "pooled_ci_high": None,
             "pooled_verdict": "",
+            "pooled_confidence": "",
             "i2": None,
             "tau": None,
             "pooled_detail": "",
@@ -87,6 +88,9 @@ def _pooled_columns(pool: Pool | None, index: int = 0) -> dict[str, Any]:
         "pooled_ci_low": part.result.ci_low,
         "pooled_ci_high": part.result.ci_high,
         "pooled_verdict": pool.verdict if index == 0 else part.result.outcome,
+        "pooled_confidence": confidence(pool.verdict, [p.result for p in pool.parts])
+        if index == 0
+        else "",
         "i2": None if math.isnan(part.i2) else part.i2,
         "tau": None if math.isnan(part.tau) else part.tau,
         "pooled_detail": part.result.detail,

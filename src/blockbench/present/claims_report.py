@@ -14,6 +14,7 @@ from blockbench.judge.aggregate import HOST_KIND, PROCESS
 from blockbench.judge.between_runs import MIN_UNSTUDIED
 from blockbench.judge.wording import fmt, value_ci
 from blockbench.measure import core_speed
+from blockbench.present import stops
 
 LEGEND = (
     f"Every value is shown with its 95% confidence interval: {uncertainty.METHOD}. Each run "
@@ -87,7 +88,7 @@ def _parts(parts: pd.DataFrame) -> list[str]:
             f"{r.outcome} (indicative)" if r.indicative else r.outcome,
             r.setup,
             "" if pd.isna(r.n_min) else int(r.n_min),
-            stopping.said(
+            stops.said(
                 getattr(r, "stopped", ""), getattr(r, "rounds", 0), getattr(r, "target", "")
             ),
             f"`{_cell(r.code)}`",
@@ -168,6 +169,7 @@ def _pooled_rows(
             [
                 f"{r.claim_id} {code}{r.slug}{code}",
                 f"**{r.pooled_verdict}**"
+                + (f" ({c})" if (c := _cell(getattr(r, "pooled_confidence", None))) else "")
                 if isinstance(r.pooled_verdict, str) and r.pooled_verdict
                 else "too few runs to pool",
                 value_ci(r.pooled_value, r.pooled_ci_low, r.pooled_ci_high) or EMPTY,

@@ -6,10 +6,13 @@ from typing import Any
 DEVICES = ("cpu", "gpu", "tpu")
 # The level of every interval blockbench computes, records (`ci95_s`) and reports.
 CONFIDENCE = 0.95
-# The version of the measuring and judging method: raised by any change that moves a value or
-# an interval (what a sample keeps, how a cell's interval is built). A between-run study made
-# by another version describes another method and is not applied (blockbench.judge.studies),
-# and a run label holding two versions is refused (blockbench.judge.aggregate). 3: rounds on
+# The version of the measuring method: raised by any change in what is measured or how (what a
+# sample keeps, how processes and rounds are run). A change in judging alone (how intervals
+# and verdicts are computed from the records) does not raise it: committed runs stay valid and
+# are judged again by today's code (CHANGELOG.md says which kind each change is). A
+# between-run study made by another version describes another method and is not applied
+# (blockbench.judge.studies), and a run label holding two versions is refused
+# (blockbench.judge.aggregate). 3: rounds on
 # demand (a two-stage design, judged with Stein's interval: blockbench.judge.stopping). 4: a
 # block's round is one chain of jobs, one node on a cluster, in an order drawn for the block
 # alone (blockbench.run.run_order.chains): after an update a run's chained cells are measured

@@ -11,7 +11,7 @@ from blockbench.judge.aggregate import CELL, PROCESS, cells, processes, speedups
 from blockbench.judge.claim_rules import Precision, read_claims
 from blockbench.judge.run_view import RunView
 from blockbench.judge.studies import read_studies
-from blockbench.present import claims_report
+from blockbench.present import claims_report, stops
 from blockbench.records.layout import KIT_MANIFEST
 from blockbench.records.store import read_json, write_json_atomic
 
@@ -76,7 +76,7 @@ def build_claims(
     claim_list = read_claims(claims_file, articles_file)
     df, proc = pd.read_parquet(measurements_file), pd.read_parquet(processes_file)
     table, parts = verdicts.judge(df, proc, claim_list, read_studies(study_files))
-    table, parts = stopping.with_stops(table, parts, read_decisions(decisions, labels))
+    table, parts = stops.with_stops(table, parts, read_decisions(decisions, labels))
     write_table(table, Path(csv))
     write_table(parts, Path(parts_csv))
     parts.to_parquet(parts_parquet, index=False)
