@@ -34,9 +34,9 @@ from blockbench.judge.run_view import (
     Missing,
     RunView,
     _phase,
-    _terms,
     choose_size,
     ratio_at,
+    terms_of,
 )
 from blockbench.judge.scales import from_scale
 from blockbench.judge.uncertainty import Spread
@@ -79,7 +79,7 @@ def _result(
 
 
 def eval_ratio(view: RunView, part: dict[str, Any]) -> PartResult:
-    terms = _terms(part["num"]) + _terms(part["den"])
+    terms = terms_of(part["num"]) + terms_of(part["den"])
     size = choose_size(view, terms, part.get("size"))
     got = ratio_at(view, part, size)
     return _result(
@@ -98,7 +98,7 @@ def eval_ratio(view: RunView, part: dict[str, Any]) -> PartResult:
 
 
 def eval_trend(view: RunView, part: dict[str, Any]) -> PartResult:
-    terms = _terms(part["num"]) + _terms(part["den"])
+    terms = terms_of(part["num"]) + terms_of(part["den"])
     sizes = sorted(set.intersection(*(view.sizes_ok(t) for t in terms)))
     if len(sizes) < 3:
         lacking = [t for t in terms if len(view.sizes_ok(t)) < 3]

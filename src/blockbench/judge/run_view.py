@@ -308,7 +308,8 @@ def _phase(term: dict[str, Any]) -> str:
     return term.get("phase", "steady")
 
 
-def _terms(spec: dict[str, Any] | list[dict[str, Any]]) -> list[dict[str, Any]]:
+def terms_of(spec: dict[str, Any] | list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A part's side as a list of terms (a side may name one term or several)."""
     return spec if isinstance(spec, list) else [spec]
 
 
@@ -344,7 +345,7 @@ class Measured:
 def ratio_at(view: RunView, part: dict[str, Any], size: int) -> Measured:
     """num / den at one size: paired within processes (rounds) where it can be, else each
     side's cells on their own, a side's cells summed, and the sides' terms combined."""
-    num, den = _terms(part["num"]), _terms(part["den"])
+    num, den = terms_of(part["num"]), terms_of(part["den"])
     models: set[str] = set()
     counts: list[int] = []
     warnings: list[str] = []

@@ -24,7 +24,7 @@ from typing import Any
 from blockbench.judge.between_runs import between_half
 from blockbench.judge.claim_rules import Precision
 from blockbench.judge.claims import evaluate_part
-from blockbench.judge.run_view import RunView, _terms
+from blockbench.judge.run_view import RunView, terms_of
 
 PRECISE = "precise"
 SHORT = "short of its target"
@@ -203,7 +203,9 @@ def part_cells(part: dict[str, Any], size: int | None) -> set[tuple[str, str, st
     if part.get("kind") == "check":
         return set()
     terms = (
-        [part["of"]] if part.get("kind") == "growth" else _terms(part["num"]) + _terms(part["den"])
+        [part["of"]]
+        if part.get("kind") == "growth"
+        else terms_of(part["num"]) + terms_of(part["den"])
     )
     at = size if part.get("kind", "ratio") == "ratio" else None
     return {(t["device"], t["workload"], t["impl"], at) for t in terms}

@@ -30,6 +30,7 @@ from functools import cache
 import numpy as np
 from scipy import integrate, optimize, special, stats
 
+from blockbench.measure.stats import median_ci
 from blockbench.records.spec import CONFIDENCE
 
 # The method in words, for every reader-facing text (the claims report's legend, the docs).
@@ -203,17 +204,15 @@ def of_processes(
 
 def of_samples(samples: Sequence[float]) -> Spread:
     """The log of one process's median with the distribution-free interval of a median
-    (order statistics at the binomial quantiles), as a normal term of the same width:
-    within-process noise only."""
-    x = np.sort(np.log(np.asarray(samples, dtype=float)))
-    n = x.size
+    (order statistics at the binomial quantiles: blockbench.measure.stats.median_ci; the
+    range below 6 samples, where no such interval reaches 95%), as a normal term of the same
+    width: within-process noise only."""
+    x = np.log(np.asarray(samples, dtype=float))
     middle = float(np.median(x))
-    if n < 6:  # no order-statistic interval reaches 95% below 6 samples: the range, as is
-        low_i, high_i = 0, n - 1
-    else:
-        low_i = int(stats.binom.ppf((1 - CONFIDENCE) / 2, n, 0.5)) - 1
-        high_i = n - 1 - low_i
-    half = max(middle - x[max(low_i, 0)], x[min(high_i, n - 1)] - middle)
+    low, high = median_ci(x)
+    if low is None or high is None:
+        low, high = float(x.min()), float(x.max())
+    half = max(middle - low, high - middle)
     return Spread(middle, ((half / t_quantile(NORMAL_DF), NORMAL_DF),))
 
 
