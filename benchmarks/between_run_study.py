@@ -78,6 +78,26 @@ def host_speed(proc: pd.DataFrame, given: str | None) -> str:
     return TWO_SPEED if TWO_SPEED in seen else STEADY
 
 
+def read_runs(entries: list[str]) -> pd.DataFrame:
+    """The process table of runs given as DIR or DIR=LABEL; a clear exit on a bad record."""
+    dirs = [run_dir(entry) for entry in entries]
+    labels = {str(d): label for d, label in dirs if label}
+    try:
+        return aggregate.processes((f for d, _ in dirs for f in raw_files(d)), labels)
+    except InputError as exc:
+        sys.exit(str(exc))
+
+
+def started_at(proc: pd.DataFrame) -> dict[str, str]:
+    """When each run (label) started: its first process, in UTC, as Study.runs records it."""
+    return {
+        str(label): datetime.fromtimestamp(float(g["started_at"].min()), UTC).strftime(
+            "%Y-%m-%dT%H:%M:%SZ"
+        )
+        for label, g in proc.groupby("run_label")
+    }
+
+
 def study(
     cells: pd.DataFrame,
     proc: pd.DataFrame,
@@ -101,16 +121,11 @@ def study(
         own = tuple(Spread.from_text(0.0, r.run_spread).se for r in rows.itertuples())
         processes = float(statistics.median(rows["processes"]))
         found[(claim_id, name)] = StudyPart(values, processes, own)
-    runs = []
-    for label, g in proc.groupby("run_label"):  # per process: when each started
-        started = datetime.fromtimestamp(float(g["started_at"].min()), UTC)
-        runs.append(
-            {
-                "label": str(label),
-                "started": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
-                "commit": str(g["git_commit"].iloc[0]),
-            }
-        )
+    began = started_at(proc)
+    runs = [
+        {"label": str(label), "started": began[str(label)], "commit": str(g["git_commit"].iloc[0])}
+        for label, g in proc.groupby("run_label")
+    ]
     methods = sorted({int(m) for m in proc["method_version"]})
     if len(methods) > 1:
         sys.exit(f"the runs were measured by several methods (versions {methods}): study one")
@@ -205,34 +220,17 @@ def main() -> None:
     p.add_argument("--articles", type=Path, default=ROOT / "config" / "articles.yaml")
     p.add_argument("--claims-out", type=Path, help="write the runs' claims, pooled, here")
     args = p.parse_args()
-    dirs = [run_dir(entry) for entry in args.raw]
-    labels = {str(d): label for d, label in dirs if label}
-    try:
-        proc = aggregate.processes((f for d, _ in dirs for f in raw_files(d)), labels)
-    except InputError as exc:
-        sys.exit(str(exc))
+    proc = read_runs(args.raw)
     cells = aggregate.cells(proc)
     claims = stages.read_claims(args.claims, args.articles)
     found = study(cells, proc, claims, host_speed(proc, args.core_speed), args.scope)
     if args.later:
-        later = [run_dir(entry) for entry in args.later]
-        named = {str(d): label for d, label in later if label}
-        try:
-            after = aggregate.processes((f for d, _ in later for f in raw_files(d)), named)
-        except InputError as exc:
-            sys.exit(str(exc))
+        after = read_runs(args.later)
         hosts = {host_of(g) for _, g in after.groupby("run_label")}
         if args.scope == HOST and hosts != {found.host}:
             sys.exit(f"the later runs were made on {hosts}, the study's on {found.host!r}")
         ends = max(r["started"] for r in found.runs)
-        early = [
-            str(label)
-            for label, g in after.groupby("run_label")
-            if datetime.fromtimestamp(float(g["started_at"].min()), UTC).strftime(
-                "%Y-%m-%dT%H:%M:%SZ"
-            )
-            <= ends
-        ]
+        early = [label for label, started in started_at(after).items() if started <= ends]
         if early:
             sys.exit(f"runs {early} started within the study's span: not out of sample")
         later_parts = verdicts.judge(aggregate.cells(after), after, claims)[1]
