@@ -118,9 +118,8 @@ def study(
         if rows["size"].nunique() != 1 or len(rows) < 2:
             continue  # measured at different sizes, or by one run: nothing to compare
         values = tuple(on_scale(r.measured, r.scale) for r in rows.itertuples())
-        own = tuple(Spread.from_text(0.0, r.run_spread).se for r in rows.itertuples())
         processes = float(statistics.median(rows["processes"]))
-        found[(claim_id, name)] = StudyPart(values, processes, own)
+        found[(claim_id, name)] = StudyPart(values, processes)
     began = started_at(proc)
     runs = [
         {"label": str(label), "started": began[str(label)], "commit": str(g["git_commit"].iloc[0])}

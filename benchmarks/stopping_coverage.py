@@ -118,9 +118,7 @@ def with_study(studies: int, d: float) -> None:
         for i in range(studies):
             study = stein_runs(rng, s, 3, 12, 5, d)
             values = tuple(v + tau * rng.standard_normal() for v, _, _ in study)
-            part = StudyPart(
-                values, float(np.median([r for *_, r in study])), tuple(o.se for _, o, _ in study)
-            )
+            part = StudyPart(values, float(np.median([r for *_, r in study])))
             floor = t_quantile(part.runs - 1) * part.spread
             ((value, own, rounds),) = stein_runs(rng, s, 3, 12, 1, d, floor)
             own = Spread(value + tau * rng.standard_normal(), own.terms)

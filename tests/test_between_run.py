@@ -73,7 +73,7 @@ def test_the_judged_half_width_never_shrinks_as_either_spread_grows() -> None:
                 judged(
                     Spread(0.0, ((own, r_run - 1.0),)),
                     r_run,
-                    StudyPart((0.0, s, -s, 0.5 * s), float(r_study), (0.05,) * 4),
+                    StudyPart((0.0, s, -s, 0.5 * s), float(r_study)),
                 )[1]
                 for own in (0.0, 0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.4)
             ]
@@ -83,7 +83,7 @@ def test_the_judged_half_width_never_shrinks_as_either_spread_grows() -> None:
             assert all(b >= a - 1e-12 for a, b in itertools.pairwise(row)), (r_run, r_study, row)
         for col in zip(*widths, strict=True):  # the study's spread grows
             assert all(b >= a - 1e-12 for a, b in itertools.pairwise(col)), (r_run, r_study, col)
-    study = StudyPart((0.0, 0.05, -0.05, 0.02), 3.0, (0.03,) * 4)
+    study = StudyPart((0.0, 0.05, -0.05, 0.02), 3.0)
     for estimate in np.linspace(np.log(1.2), np.log(3.0), 25):
         outcomes = []
         for own in (0.2, 0.1, 0.05, 0.01):  # ever more precise copies of one run
@@ -95,7 +95,7 @@ def test_the_judged_half_width_never_shrinks_as_either_spread_grows() -> None:
 
 def test_a_study_with_no_spread_still_never_narrows_a_run() -> None:
     own = Spread(0.3, ((0.1, 2.0),))
-    assert judged(own, 3, StudyPart((0.3, 0.3, 0.3), 3.0, (0.1,) * 3)) == own.interval()
+    assert judged(own, 3, StudyPart((0.3, 0.3, 0.3), 3.0)) == own.interval()
 
 
 def test_pooling_two_runs_with_no_study_is_too_few_and_three_have_an_interval() -> None:
@@ -137,7 +137,7 @@ def part(value: float, low: float, high: float, rule: str = ">= 5") -> part_resu
 def test_with_study_widens_and_judges_again() -> None:
     r = part(8.0, 6.0, 10.5)
     assert r.outcome == "holds"
-    wide = claims.with_study(r, StudyPart((2.0, 2.3, 1.8, 2.1), 3.0, (0.05,) * 4))
+    wide = claims.with_study(r, StudyPart((2.0, 2.3, 1.8, 2.1), 3.0))
     assert wide.ci_low < 5 < 8 < wide.ci_high and wide.outcome == "inconclusive"
     assert (wide.run_low, wide.run_high) == (6.0, 10.5)  # this run's own, kept
     assert claims.with_study(r, None) is r
@@ -160,7 +160,7 @@ def test_study_file_round_trip(tmp_path) -> None:
     study = Study(kind, [{"label": "a", "started": "t", "commit": "c"}], core_speed=STEADY)
     study.design, study.blas = "two-stage: precision x1.15", "OpenBLAS SkylakeX"
     study.host, study.out_of_sample = HOST, "held 9 of 10 parts in 2 runs made after it"
-    study.parts[("A1", "blocked / dispatch")] = StudyPart((4.4, 4.5, 4.6), 5.0, (0.03,) * 3)
+    study.parts[("A1", "blocked / dispatch")] = StudyPart((4.4, 4.5, 4.6), 5.0)
     path = study_path(tmp_path, kind)
     assert path.name == "amd-epyc-2cpu.yaml"
     path.write_text(study.to_yaml())
@@ -281,7 +281,7 @@ def test_a_study_of_the_kind_judges_each_run_and_one_of_another_method_does_not(
         kind_of(cells), [{"label": x} for x in "abcd"], source="s/epyc.yaml", core_speed=STEADY
     )
     study.host = HOST
-    study.parts[("Z1", "num / den")] = StudyPart((1.1, 0.6, 1.5, 0.9), 3.0, (0.02,) * 4)
+    study.parts[("Z1", "num / den")] = StudyPart((1.1, 0.6, 1.5, 0.9), 3.0)
     wide, _ = verdicts.judge(cells, procs, [CLAIM], {study.kind: study})
     assert (wide["ci_high"] > table["ci_high"]).all()
     assert (wide["run_ci_high"] == table["ci_high"]).all()
@@ -338,7 +338,7 @@ def test_runs_whose_numpy_ran_other_blas_kernels_are_never_pooled_or_judged_alik
     assert list(table["runs_pooled"]) == [2, 2, 1]
     study = Study(kind_of(cells), [{"label": x} for x in "abcd"], core_speed=STEADY)
     study.blas, study.host = "OpenBLAS SkylakeX", HOST
-    study.parts[("Z1", "num / den")] = StudyPart((1.1, 0.6, 1.5, 0.9), 3.0, (0.02,) * 4)
+    study.parts[("Z1", "num / den")] = StudyPart((1.1, 0.6, 1.5, 0.9), 3.0)
     judged, _ = verdicts.judge(cells, procs, [CLAIM], {study.kind: study})
     said = judged.set_index("run_label")["between_run"]
     assert said["r1"].startswith("covers this host's runs") and said["r2"] == said["r1"]
@@ -388,7 +388,7 @@ def test_committed_runs_each_judged_with_a_study_of_the_others_cover_their_mean(
         for i in range(len(runs)):
             others = [j for j in range(len(runs)) if j != i]
             rest = tuple(values[j] for j in others)
-            study = StudyPart(rest, 3.0, tuple(spreads[j].se for j in others))
+            study = StudyPart(rest, 3.0)
             low, high = judged(spreads[i], 3, study)
             checked += 1
             covered += low <= float(np.mean(rest)) <= high
@@ -457,7 +457,7 @@ def test_the_study_tool_quotes_how_runs_after_its_span_held_its_mean() -> None:
     study = Study(kind_of(cells), [{"label": "a", "started": "2026-11-20T10:00:00Z"}])
     study.host = HOST
     assert "out of sample: none yet" in study.covers()
-    study.parts[("Z1", "num / den")] = StudyPart((1.10, 1.08, 1.12), 3.0, (0.02,) * 3)
+    study.parts[("Z1", "num / den")] = StudyPart((1.10, 1.08, 1.12), 3.0)
     said = between_run_study.held_after(study, parts)
     assert said == "held 1 of 2 parts in 2 runs made after it"  # log 3 held; log 9 did not
     study.out_of_sample = said

@@ -431,7 +431,7 @@ def tiny_run(tmp_path_factory):
     for claim in stages.read_claims(ROOT / "config/claims.yaml", ROOT / "config/articles.yaml"):
         for part in claim["parts"]:
             # a spread wide enough to show in any run
-            study.parts[(claim["id"], part["name"])] = StudyPart((0.0, 1.0), 3.0, (0.1, 0.1))
+            study.parts[(claim["id"], part["name"])] = StudyPart((0.0, 1.0), 3.0)
     study_path(wf / "studies", here).parent.mkdir()
     study_path(wf / "studies", here).write_text(study.to_yaml())
     env_lock = {"BLOCKBENCH_LOCK": str(wf / "measure.lock"), FAKE_CORE_SPEED: STEADY}

@@ -4,18 +4,20 @@ runs pooled into one answer.
 A run's own interval describes its worker processes. Runs of one grid on one kind of
 machine, made at different times, differ by more than that (the machine's state on another
 day: Kalibera and Jones, "Rigorous benchmarking in reasonable time", 2013, variance at each
-level of repetition). The model is one-way random effects (ISO 5725-2's reproducibility):
+level of repetition). The model is one-way random effects over one host's runs (what ISO
+5725-3 calls intermediate precision, not reproducibility across hosts):
 run i's value is y_i = mu + b_i + e_i, with b_i between runs and e_i within the run. For runs
 of one design (the same number of processes behind each value) the y_i are alike, and a new
 run's y minus mu, over the spread S of k earlier runs' values, is a Student t on k - 1
 degrees of freedom whatever the split between b and e: no variance component is estimated.
 
 - `judged`: one run's interval with a study: half-width max(t_{k-1} S, the run's own). A run
-  with fewer processes than the study's design also carries the within-run variance its
-  design lacks, sigma^2 (1/R_run - 1/R_study), added as a second t term (the exact
-  distribution of the sum, blockbench.judge.uncertainty), with sigma^2 the per-process
-  variance from the study's own runs (k (R - 1) df), or from this run's (the wider).
-  Monotone in S and in the run's own spread by construction.
+  with fewer processes than the study's design also carries the share of its own error the
+  study's runs did not hold (its own terms times sqrt(1 - R_run / R_study)), added to S's
+  term as a sum of t terms (blockbench.judge.uncertainty). A second candidate sized from
+  the study's per-process variance was dropped: benchmarks/interval_coverage.py shows every
+  setting meets its coverage target without it (docs/statistics.md). Monotone in S and in
+  the run's own spread by construction.
 - `pool`: several runs of one kind as one estimate: their mean, with the study's S over
   sqrt(runs) where a study exists, and with the runs' own spread on runs - 1 df where three
   or more are pooled (the wider of the two); two runs with no study are too few.
@@ -39,7 +41,6 @@ class StudyPart:
 
     values: tuple[float, ...]
     processes: float
-    own_se: tuple[float, ...] = ()  # each run's own standard error on the same scale
 
     @property
     def runs(self) -> int:
@@ -54,15 +55,6 @@ class StudyPart:
         """A run's error as the study measured it: S times a t on k - 1 df."""
         return Spread(0.0, ((self.spread, self.runs - 1.0),))
 
-    def lacking(self, processes: float) -> Spread:
-        """The within-run error a run of `processes` has beyond a study run's: the study's
-        per-process variance times (1/R_run - 1/R_study), a t on the study's within df."""
-        if not self.own_se or processes >= self.processes:
-            return Spread(0.0)
-        per_process = float(np.mean(np.square(self.own_se))) * self.processes
-        scale = math.sqrt(per_process * (1 / processes - 1 / self.processes))
-        return Spread(0.0, ((scale, self.runs * (self.processes - 1.0)),))
-
 
 def shortfall(own_processes: float, study_processes: float) -> float:
     """c: the share (as a scale) of a run's own error that a study of a larger design did
@@ -72,25 +64,20 @@ def shortfall(own_processes: float, study_processes: float) -> float:
     return math.sqrt(max(0.0, 1.0 - own_processes / study_processes))
 
 
-def _study_halves(
-    owns: Sequence[Spread], processes: Sequence[float], study: StudyPart
-) -> list[float]:
-    """Half-widths of the mean of k runs judged with a study: its S / sqrt(k) on k - 1 df,
-    plus the within-run variance each run's design lacks, sized from the runs' own spread
-    and from the study's (two candidates; the caller takes the wider)."""
+def _study_half(owns: Sequence[Spread], processes: Sequence[float], study: StudyPart) -> float:
+    """The half-width of the mean of k runs judged with a study: its S / sqrt(k) on k - 1 df,
+    plus the share of each run's own error that a study of a larger design did not hold."""
     k = len(owns)
-    mean_of_runs = study.term().times(1 / math.sqrt(k))
-    by_own = by_study = mean_of_runs
+    out = study.term().times(1 / math.sqrt(k))
     for own, r in zip(owns, processes, strict=True):
-        by_own = by_own.plus(Spread(0.0, own.times(shortfall(r, study.processes) / k).terms))
-        by_study = by_study.plus(study.lacking(r).times(1 / k))
-    return [by_own.half_width(), by_study.half_width()]
+        out = out.plus(Spread(0.0, own.times(shortfall(r, study.processes) / k).terms))
+    return out.half_width()
 
 
 def between_half(own: Spread, processes: float, study: StudyPart) -> float:
     """The half-width a study of its kind gives a run, whatever the run's own: the floor
     that more rounds of the run cannot lower (blockbench.judge.stopping)."""
-    return max(_study_halves([own], [processes], study))
+    return _study_half([own], [processes], study)
 
 
 def judged(own: Spread, processes: float, study: StudyPart) -> tuple[float, float]:
@@ -129,7 +116,7 @@ def pool(
     i2 = tau2 / s2 if s2 > 0 else 0.0
     halves, said = [], []
     if study is not None:
-        halves += _study_halves(owns, processes, study)
+        halves.append(_study_half(owns, processes, study))
         said.append(f"the study's spread over {study.runs} runs")
     if k >= MIN_UNSTUDIED:
         halves.append(Spread(0.0, ((math.sqrt(s2 / k), k - 1.0),)).half_width())

@@ -147,7 +147,6 @@ class Study:
         for (claim_id, name), p in sorted(self.parts.items()):
             parts.setdefault(claim_id, {})[name] = {
                 "values": [round(v, 6) for v in p.values],
-                "own_se": [round(v, 6) for v in p.own_se],
                 "processes": p.processes,
             }
         body = {
@@ -164,9 +163,9 @@ class Study:
             "parts": parts,
         }
         head = (
-            "# Each claim part's value and own standard error in several runs on one kind of\n"
-            "# machine (on the scale the part is judged on: log of a ratio, or an exponent),\n"
-            "# with the processes behind each value; written by\n"
+            "# Each claim part's value in several runs of one host (on the scale the part is\n"
+            "# judged on: log of a ratio, or an exponent), with the processes behind each\n"
+            "# value; written by\n"
             "# benchmarks/between_run_study.py and read by the claims stage.\n"
         )
         return head + yaml.safe_dump(body, sort_keys=False, allow_unicode=True)
@@ -209,7 +208,6 @@ def read_study(path: Path) -> Study:
             (str(claim_id), str(name)): StudyPart(
                 tuple(float(x) for x in v["values"]),
                 float(v["processes"]),
-                tuple(float(x) for x in v["own_se"]),
             )
             for claim_id, named in (data.get("parts") or {}).items()
             for name, v in named.items()
