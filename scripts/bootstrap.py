@@ -3,6 +3,7 @@
 
     python3 scripts/bootstrap.py run  [snakemake options]   # default CPU grid + report
     python3 scripts/bootstrap.py test [pytest options]      # the whole test suite
+    python3 scripts/bootstrap.py test --fast                # without the slow tests
     python3 scripts/bootstrap.py run --gpu [snakemake options]   # with GPU cells (docs/gpu.md)
 
 Needs only Python 3.11+ (standard library) and network access to PyPI. It creates `.venv/`
@@ -142,7 +143,9 @@ def main(argv: list[str]) -> int:
     install(env)
     path = {**os.environ, "PATH": f"{env.bin}{os.pathsep}{os.environ.get('PATH', '')}"}
     if command == "test":
-        return run(env.python, "-m", "pytest", *rest, env=path)
+        # the slow tests run Snakemake, a cluster or other releases (pyproject's markers)
+        fast = ["-m", "not slow"] if "--fast" in rest else []
+        return run(env.python, "-m", "pytest", *fast, *(a for a in rest if a != "--fast"), env=path)
     # the GPU check: its cause, in one line, on stderr, and nothing has run
     here = env is CUDA and not submits_to_slurm(rest)
     if here and run(env.python, "-m", "blockbench.measure.gpu_ready", env=path) != 0:
