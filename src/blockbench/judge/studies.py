@@ -83,7 +83,8 @@ class Study:
     out_of_sample: str = ""
 
     def span(self) -> str:
-        """'2026-11-20T10:02Z to 2026-11-21T08:40Z': when its runs started."""
+        """'2026-11-20T10:02:00Z to 2026-11-21T08:40:00Z': when its first and last runs
+        started."""
         started = sorted(str(r.get("started", "")) for r in self.runs if r.get("started"))
         return f"{started[0]} to {started[-1]}" if started else "unrecorded span"
 
@@ -179,7 +180,7 @@ def design_of(processes: pd.DataFrame) -> str:
 
 def host_of(processes: pd.DataFrame) -> str:
     """The host a run's processes ran on: its `host_id` and CPU signature (the hosts joined
-    where they differ; '' where none recorded one, as before method version 9's records)."""
+    where they differ; '' where none recorded one, as in records made before hosts were named)."""
     if "host_id" not in processes or processes["host_id"].isna().all():
         return ""
     named = processes[["host_id", "cpu_signature"]].fillna("?").drop_duplicates()
