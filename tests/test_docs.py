@@ -305,3 +305,23 @@ def test_the_statistics_page_gives_the_codes_numbers():
             sentence = re.split(r"[.:;] ", text[max(0, at - 200) : at])[-1]
             numbers = re.findall(r"\b\d+\b", sentence)
             assert numbers and numbers[-1] == value, (name, value, sentence)
+
+
+def test_the_readmes_front_page_is_what_the_references_say(tmp_path):
+    """The verdict tables and figures on the README's first screen are written from the
+    committed references by `blockbench front-page`; a hand edit or a new reference without
+    a rewrite fails here (the fix: `blockbench front-page`)."""
+    from blockbench.present import front_page
+    from blockbench.records.spec import METHOD_VERSION
+
+    assert front_page.main(["--root", str(ROOT), "--check"]) == 0, "run: blockbench front-page"
+    text = (ROOT / "README.md").read_text()
+    shown = text.split(front_page.BEGIN, 1)[1].split(front_page.END, 1)[0]
+    assert f"method version {METHOD_VERSION}," in shown  # today's method, nothing older
+    assert text.index(front_page.BEGIN) < len(text) // 4  # on the first screen
+    # and the check can fail: one number changed by hand
+    copy = tmp_path / "copy"
+    shutil.copytree(ROOT / "results/reference", copy / "results/reference")
+    first = re.search(r"\| [\d.]+ \[", shown).group(0)
+    (copy / "README.md").write_text(text.replace(first, first.replace("[", "0 ["), 1))
+    assert front_page.main(["--root", str(copy), "--check"]) == 1

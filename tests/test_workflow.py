@@ -26,7 +26,7 @@ from blockbench.measure.core_speed import FAKE_CORE_SPEED, STEADY
 from blockbench.present import figure_names
 from blockbench.records import layout
 from blockbench.records.store import read_json
-from blockbench.run import cli_config, grid, run_order, stages
+from blockbench.run import cli_config, grid, regenerate, run_order, stages
 
 ROOT = Path(__file__).resolve().parents[1]
 SETTINGS = grid.settings(TINY)  # each cell's processes (dot_xx: its block's 3)
@@ -837,3 +837,57 @@ def test_a_new_workload_and_its_claim_are_one_module_and_one_entry_end_to_end(tm
     assert table["measured"].iloc[0] > 0
     records = [json.loads(p.read_text()) for p in layout.raw_files(wf / "results/raw/mine")]
     assert len(records) == 4 and all(r["status"] == "ok" for r in records)
+
+
+def test_a_run_of_another_method_is_refused_naming_the_commit_to_check_out(tmp_path, capsys):
+    run = tmp_path / "old"
+    shutil.copytree(ROOT / "tests/data/runs/v8-0349", run / "raw/v8-0349")
+    assert regenerate.main([str(run), "--out", str(tmp_path / "out")]) == 2
+    said = capsys.readouterr().err
+    record = read_json(layout.raw_files(run / "raw/v8-0349")[0])
+    commit = record["provenance"]["git"]["commit"]
+    assert "method version 8" in said and f"git checkout {commit}" in said, said
+    assert not (tmp_path / "out").exists()  # refused before copying anything
+
+
+@pytest.mark.slow
+def test_a_run_is_rebuilt_from_its_raw_json_without_measuring(tiny_run, tmp_path):
+    """The README's regenerate command on a finished run: tables, figures, claims and report
+    from the raw files alone; a config whose grid the run lacks is refused, naming a cell."""
+    run = tmp_path / "run"
+    shutil.copytree(tiny_run / "results/raw/tiny", run / "raw/tiny")
+    own = {**TINY, "between_run": "no-studies"}
+    (tmp_path / "own.yaml").write_text(yaml.safe_dump(own))
+    out = tmp_path / "rebuilt"
+    assert (
+        regenerate.main([str(run), "--out", str(out), "--configfile", str(tmp_path / "own.yaml")])
+        == 0
+    )
+    assert not (out / "logs/measure").exists()  # no measure job ran
+    rebuilt = pd.read_csv(out / "results/claims.csv").set_index("claim_id")
+    before = pd.read_csv(tiny_run / "results/claims.csv")
+    before = before[before["run_label"] == "tiny"].set_index("claim_id")
+    pd.testing.assert_series_equal(rebuilt["measured"], before["measured"])
+    assert (out / "results/report.html").stat().st_size > 0
+    assert {p.stem for p in (out / "results/figures").glob("*.png")} >= {"article_A"}
+    grown = {
+        **own,
+        "workloads": [*own["workloads"], {"name": "selu", "impls": ["numpy"], "sizes": [77]}],
+    }
+    (tmp_path / "grown.yaml").write_text(yaml.safe_dump(grown))
+    again = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "blockbench.run.regenerate",
+            str(run),
+            "--out",
+            str(tmp_path / "o2"),
+            "--configfile",
+            str(tmp_path / "grown.yaml"),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+    )
+    assert again.returncode == 2 and "selu/numpy/77" in again.stderr, again.stderr[-2000:]

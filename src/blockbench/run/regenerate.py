@@ -1,0 +1,144 @@
+"""Rebuild a committed run's tables, figures, claims and report from its raw JSON, measuring
+nothing: `blockbench regenerate RUN_DIR`.
+
+A judging change re-judges old runs (CHANGELOG.md), so a run's raw folder is all a reader
+needs to see it through today's code. The raw files are copied into a scratch working
+directory under the label the run was made with and the workflow runs there, so the
+checkout's own results/ is never touched. Two refusals keep the rebuild honest: records of
+another measuring method (METHOD_VERSION) name the commit that reads them, and a grid that
+would measure anything (another config than the run's) names the cells it lacks.
+"""
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+from blockbench.records.layout import raw_files
+from blockbench.records.spec import METHOD_VERSION
+from blockbench.records.store import read_json
+
+ROOT = Path(__file__).resolve().parents[3]  # the checkout whose workflow rebuilds the run
+DECISION = "rounds.json"
+
+
+class Refused(Exception):
+    """The run cannot be rebuilt by this checkout; the message says what would."""
+
+
+def raw_folder(run_dir: Path) -> Path:
+    """The one run folder (devices, rounds.json) in RUN_DIR itself or in RUN_DIR/raw/."""
+    if raw_files(run_dir):
+        return run_dir
+    inner = [p for p in sorted((run_dir / "raw").glob("*")) if p.is_dir() and raw_files(p)]
+    if len(inner) != 1:
+        found = ", ".join(p.name for p in inner) or "none"
+        raise Refused(
+            f"{run_dir}: expected one run's raw JSON in it or in one folder of raw/ (found:"
+            f" {found})"
+        )
+    return inner[0]
+
+
+def check_method(folder: Path) -> str:
+    """The label the run was made with, after refusing records of another method."""
+    versions: Counter[tuple[int, str]] = Counter()
+    for path in raw_files(folder):
+        record = read_json(path)
+        git = (record.get("provenance") or {}).get("git") or {}
+        versions[record["method_version"], git.get("commit") or "unrecorded"] += 1
+    other = sorted(v for v in versions if v[0] != METHOD_VERSION)
+    if other:
+        (version, commit), _ = max(versions.items(), key=lambda kv: kv[1])
+        raise Refused(
+            f"{folder} was measured by method version {version} (commit {commit}); this"
+            f" checkout reads method version {METHOD_VERSION}. Rebuild it with the code that"
+            f" measured it: git checkout {commit}"
+        )
+    decision = folder / DECISION
+    return read_json(decision)["run_label"] if decision.exists() else folder.name
+
+
+def snakemake_args(out: Path, label: str, extra: list[str]) -> list[str]:
+    """The workflow of this checkout, run in `out` under the run's own label."""
+    configfile = (
+        [] if "--configfile" in extra else ["--configfile", str(ROOT / "config/config.yaml")]
+    )
+    return [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(ROOT / "Snakefile"),
+        "--directory",
+        str(out),
+        *configfile,
+        *extra,
+        "--config",
+        f"run_label={label}",
+        "check_gpu=false",  # nothing is measured, so no GPU is needed
+        "--rerun-triggers",
+        "mtime",  # the copied files are the run's; code and params changed since, by design
+    ]
+
+
+def would_measure(args: list[str]) -> list[str]:
+    """The files of the measure jobs a dry run lists (none, where the config is the run's)."""
+    dry = subprocess.run([*args, "-n", "--cores", "1"], capture_output=True, text=True)
+    if dry.returncode:
+        raise Refused(f"the dry run failed:\n{dry.stderr[-3000:]}")
+    rule, found = None, []
+    for line in dry.stdout.splitlines():
+        head = re.match(r"^(?:local)?(?:rule|checkpoint) (\w+):", line)
+        rule = head.group(1) if head else rule
+        if rule == "measure" and line.strip().startswith("output:"):
+            found.append(line.split(":", 1)[1].strip())
+    return found
+
+
+def regenerate(run_dir: Path, out: Path, cores: int, extra: list[str]) -> Path:
+    """Copy the run's raw folder into `out` and rebuild everything from it; the report's path."""
+    folder = raw_folder(run_dir)
+    label = check_method(folder)
+    target = out / "results" / "raw" / label
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(folder, target)
+    args = snakemake_args(out, label, extra)
+    missing = would_measure(args)
+    if missing:
+        raise Refused(
+            f"with this config the workflow would measure {len(missing)} cells the run lacks"
+            f" (first: {missing[0]}); pass the config the run was made with (--configfile)"
+        )
+    for step in ([*args, "--cores", str(cores)], [*args, "--report", "results/report.html"]):
+        if subprocess.run(step).returncode:
+            raise Refused(f"the workflow failed: {' '.join(step)}")
+    return out / "results" / "report.html"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="blockbench regenerate", description=__doc__.splitlines()[0])
+    p.add_argument("run_dir", type=Path, help="a run folder (results/reference/X or its raw/LABEL)")
+    p.add_argument(
+        "--out", type=Path, help="working directory (default: results/regenerated/<RUN_DIR name>)"
+    )
+    p.add_argument("--cores", type=int, default=2)
+    p.add_argument("--configfile", help="the config the run was made with (default: config.yaml)")
+    args = p.parse_args(argv)
+    out = (args.out or Path("results/regenerated") / args.run_dir.resolve().name).resolve()
+    extra = ["--configfile", str(Path(args.configfile).resolve())] if args.configfile else []
+    try:
+        report = regenerate(args.run_dir.resolve(), out, args.cores, extra)
+    except Refused as e:
+        print(f"blockbench regenerate: {e}", file=sys.stderr)
+        return 2
+    print(f"rebuilt from raw JSON, nothing measured: {out / 'results'} (report: {report})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
