@@ -311,12 +311,14 @@ def test_a_users_workloads_replace_the_default_grid(tmp_path):
 
 def test_command_line_values_are_typed_as_a_file_would_type_them():
     cli = {
-        "run_label": "x",  # top-level scalars: Snakemake typed them already
+        "run_label": "x",  # top-level scalars: Snakemake typed numbers already, ...
+        "check_gpu": "false",  # ... but not YAML's booleans
         "workloads": [{"name": "stencil", "impls": ["loop"], "sizes": ["8", "16"]}],
         "cluster": {"exclusive_cpu": "false", "gpu_model": "h100"},
         "sampling": {"max_time_s": "0.5"},
     }
     assert cli_config.typed_overrides(cli) == {
+        "check_gpu": False,
         "workloads": [{"name": "stencil", "impls": ["loop"], "sizes": [8, 16]}],
         "cluster": {"exclusive_cpu": False, "gpu_model": "h100"},
         "sampling": {"max_time_s": 0.5},

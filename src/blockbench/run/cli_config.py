@@ -12,6 +12,9 @@ from typing import Any
 import yaml
 
 
+BOOLEANS = {"true", "false"}
+
+
 def _typed(value: Any) -> Any:
     if isinstance(value, Mapping):
         return {k: _typed(v) for k, v in value.items()}
@@ -24,8 +27,14 @@ def _typed(value: Any) -> Any:
 
 
 def typed_overrides(cli: Mapping[str, Any]) -> dict[str, Any]:
-    """The command line's nested values, typed; top-level scalars Snakemake already typed."""
-    return {k: _typed(v) for k, v in cli.items() if isinstance(v, Mapping | list)}
+    """The command line's nested values, typed, and its top-level `true`/`false`: Snakemake
+    types top-level numbers and Python's `True`/`False` only, so `check_gpu=false` arrived as
+    the string 'false' and the schema refused it."""
+    return {
+        k: _typed(v)
+        for k, v in cli.items()
+        if isinstance(v, Mapping | list) or (isinstance(v, str) and v.lower() in BOOLEANS)
+    }
 
 
 def _holds(value: Any, override: Any) -> bool:

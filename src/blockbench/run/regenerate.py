@@ -23,6 +23,8 @@ from blockbench.records.store import read_json
 
 ROOT = Path(__file__).resolve().parents[3]  # the checkout whose workflow rebuilds the run
 DECISION = "rounds.json"
+# The profile names it relative to itself, which Snakemake reads from the working directory.
+STYLESHEET = "profiles/report.css"
 
 
 class Refused(Exception):
@@ -114,7 +116,8 @@ def regenerate(run_dir: Path, out: Path, cores: int, extra: list[str]) -> Path:
             f"with this config the workflow would measure {len(missing)} cells the run lacks"
             f" (first: {missing[0]}); pass the config the run was made with (--configfile)"
         )
-    for step in ([*args, "--cores", str(cores)], [*args, "--report", "results/report.html"]):
+    report = ["--report", "results/report.html", "--report-stylesheet", str(ROOT / STYLESHEET)]
+    for step in ([*args, "--cores", str(cores)], [*args, *report]):
         if subprocess.run(step).returncode:
             raise Refused(f"the workflow failed: {' '.join(step)}")
     return out / "results" / "report.html"
