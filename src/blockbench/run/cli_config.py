@@ -11,7 +11,6 @@ from typing import Any
 
 import yaml
 
-
 BOOLEANS = {"true", "false"}
 
 
