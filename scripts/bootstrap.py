@@ -1,15 +1,23 @@
 #!/usr/bin/env python3
-"""The two commands: set up everything, then run the pipeline or the test suite.
+"""Set up everything, then run the pipeline, the test suite or the rebuild of one run.
 
     python3 scripts/bootstrap.py run  [snakemake options]   # default CPU grid + report
     python3 scripts/bootstrap.py test [pytest options]      # the whole test suite
     python3 scripts/bootstrap.py test --fast                # without the slow tests
     python3 scripts/bootstrap.py run --gpu [snakemake options]   # with GPU cells (docs/gpu.md)
+    python3 scripts/bootstrap.py regenerate RUN_DIR [options]   # `blockbench regenerate`
 
 Needs only Python 3.11+ (standard library) and network access to PyPI. It creates `.venv/`
 beside this repository, installs the pinned versions of requirements.lock and the project,
 and, when the lock file or pyproject.toml changed, makes `.venv/` anew: installing a new
-lock over an old environment would leave the packages the lock dropped in place.
+lock over an old environment would leave the packages the lock dropped in place. The project
+is installed editable, so `.venv/bin/blockbench` (its one command, `blockbench --help`) runs
+this checkout's code as it stands; the workflow's jobs do not rely on it (they put src/ on
+PYTHONPATH).
+
+`regenerate` rebuilds a run's tables, figures, claims and report from its raw JSON, measuring
+nothing: `.venv/bin/blockbench regenerate RUN_DIR [options]` (its `--help`), paths relative
+to this repository.
 
 A run that asks for a GPU (`--gpu`, or `devices` naming gpu in a --config value or in a
 --configfile) uses `.venv-cuda12/` instead, made the same way from requirements-cuda12.lock
@@ -132,16 +140,20 @@ def asks_for_gpu(args: list[str]) -> tuple[bool, list[str]]:
 
 
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in ("run", "test"):
+    if not argv or argv[0] not in ("run", "test", "regenerate"):
         print(__doc__)
         return 2
     if sys.version_info < (3, 11):  # noqa: UP036 (run by any system Python)
         sys.exit("[bootstrap] Python 3.11 or newer is needed")
-    command, (gpu, rest) = argv[0], asks_for_gpu(argv[1:])
+    command = argv[0]
+    # a rebuild measures nothing, so its options are never read as asking for a GPU
+    gpu, rest = (False, argv[1:]) if command == "regenerate" else asks_for_gpu(argv[1:])
     env = CUDA if gpu and command == "run" else CPU
     create_venv(env)
     install(env)
     path = {**os.environ, "PATH": f"{env.bin}{os.pathsep}{os.environ.get('PATH', '')}"}
+    if command == "regenerate":
+        return run(env.bin / "blockbench", "regenerate", *rest, env=path)
     if command == "test":
         # the slow tests run Snakemake, a cluster or other releases (pyproject's markers)
         fast = ["-m", "not slow"] if "--fast" in rest else []

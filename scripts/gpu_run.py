@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The GPU kit (see `--help` and docs/gpu.md); thin wrapper over blockbench.run.gpu_kit.
-Needs no Snakemake and no installation: a GPU machine with JAX and NumPy runs it."""
+"""The GPU kit (see `--help` and docs/gpu.md): `blockbench gpu-kit`. Needs no Snakemake and
+no installation: a GPU machine with JAX and NumPy runs it from a copy of the checkout."""
 
 import sys
 from pathlib import Path

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Measure one grid cell and write its JSON (see `--help`): blockbench.measure.parent."""
+"""Measure one grid cell and write its JSON (see `--help`): `blockbench measure`, runnable
+from a checkout without installation (a cluster node, the GPU image)."""
 
 import sys
 from pathlib import Path
 
-# Runs from a checkout without installation too (a cluster node, the GPU image).
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from blockbench.measure.parent import main

@@ -198,6 +198,25 @@ def test_a_gpu_run_that_fails_the_check_runs_no_snakemake(monkeypatch):
     assert ran[0] == ("venv", ".venv") and ran[2][-2:] == ("pytest", "-x")
 
 
+def test_regenerate_hands_every_argument_to_the_installed_command(monkeypatch):
+    """`bootstrap.py regenerate` sets up the CPU environment and runs `blockbench regenerate`
+    there with its arguments as given: a rebuild measures nothing, so a GPU config in them
+    asks for no CUDA environment and no GPU check."""
+    ran = []
+    monkeypatch.setattr(bootstrap, "create_venv", lambda env: ran.append(("venv", env.dir.name)))
+    monkeypatch.setattr(bootstrap, "install", lambda env: ran.append(("install", env.lock.name)))
+
+    def run(*cmd, env=None):
+        ran.append(tuple(map(str, cmd)))
+        return 3
+
+    monkeypatch.setattr(bootstrap, "run", run)
+    args = ["results/reference/x", "--configfile", str(ROOT / "config/gpu.yaml"), "--gpu"]
+    assert bootstrap.main(["regenerate", *args]) == 3
+    assert ran[:2] == [("venv", ".venv"), ("install", "requirements.lock")]
+    assert ran[2:] == [(str(bootstrap.CPU.bin / "blockbench"), "regenerate", *args)]
+
+
 @pytest.mark.skipif(bool(shutil.which("nvidia-smi")), reason="an NVIDIA driver is here")
 def test_in_the_workflow_no_gpu_cell_starts_where_the_check_fails(tmp_path):
     """The job every GPU cell waits for ends with its one line; the cell never starts."""

@@ -38,8 +38,10 @@ def imports(path: Path) -> list[tuple[int, str]]:
 
 
 def modules() -> list[Path]:
-    """Every module but the package's own __init__ (which only documents the layers)."""
-    return sorted(p for p in PACKAGE.rglob("*.py") if p != PACKAGE / "__init__.py")
+    """Every module but the package's own __init__ (which only documents the layers) and
+    __main__ (`python -m blockbench`: the command line, above every layer)."""
+    top = {PACKAGE / "__init__.py", PACKAGE / "__main__.py"}
+    return sorted(p for p in PACKAGE.rglob("*.py") if p not in top)
 
 
 def test_every_module_lives_in_a_layer():

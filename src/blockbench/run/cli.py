@@ -1,0 +1,72 @@
+"""`blockbench COMMAND [options]`: one command for the package's tools.
+
+Each tool is a function `(argv) -> exit status` in the layer it belongs to, imported only
+when its command runs: `blockbench measure` (every measurement job) and `blockbench gpu-kit`
+(a GPU machine without a package registry) load no pandas or Snakemake they do not use, and
+a tool whose module is missing breaks no other. The scripts the docs name (scripts/*.py,
+benchmarks/core_speed.py, ...) call the same functions, so either spelling runs one body.
+Without installing the package, `python -m blockbench COMMAND` with src/ on PYTHONPATH does
+the same.
+"""
+
+import argparse
+import sys
+from importlib import import_module
+from typing import NamedTuple
+
+
+class Command(NamedTuple):
+    """Where a subcommand's function lives, and the line `blockbench --help` shows for it."""
+
+    module: str
+    function: str
+    summary: str
+
+
+COMMANDS = {
+    "measure": Command(
+        "blockbench.measure.parent", "main", "measure one grid cell and write its JSON"
+    ),
+    "host-check": Command(
+        "blockbench.measure.host_check", "state_check", "the host's state, before measuring"
+    ),
+    "core-speed": Command(
+        "blockbench.measure.host_check", "speed_check", "does each core keep its speed?"
+    ),
+    "gpu-kit": Command(
+        "blockbench.run.gpu_kit", "main", "the GPU claims' cells, on a GPU machine (docs/gpu.md)"
+    ),
+    "study": Command(
+        "blockbench.run.make_study", "main", "a between-run study from several runs' raw JSON"
+    ),
+    "compare": Command(
+        "blockbench.present.run_comparison", "main", "several runs' claims.csv, claim by claim"
+    ),
+    "regenerate": Command(
+        "blockbench.run.regenerate", "main", "rebuild a run's claims and figures from its raw JSON"
+    ),
+    "front-page": Command(
+        "blockbench.present.front_page", "main", "write the README's tables from the references"
+    ),
+}
+
+
+def parser() -> argparse.ArgumentParser:
+    """The parser of the command's name alone: each tool parses its own options."""
+    listing = "\n".join(f"  {name:<12}{c.summary}" for name, c in COMMANDS.items())
+    p = argparse.ArgumentParser(
+        prog="blockbench",
+        description="One command for blockbench's tools.",
+        epilog=f"commands:\n{listing}\n\n`blockbench COMMAND --help` gives its options.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("command", choices=COMMANDS, metavar="COMMAND", help="one of those below")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run COMMAND with the arguments after it; its exit status."""
+    argv = sys.argv[1:] if argv is None else argv
+    name = parser().parse_args(argv[:1]).command  # --help, or a clear error, exits here
+    command = COMMANDS[name]
+    return getattr(import_module(command.module), command.function)(argv[1:])

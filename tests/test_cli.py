@@ -1,0 +1,153 @@
+"""The `blockbench` command: every subcommand answers --help through the entry function and
+through `python -m blockbench`, the scripts the docs name run the same functions, a tool
+loads only what it needs, and two tools run end to end on committed data."""
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from blockbench.run import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+import bootstrap  # noqa: E402
+
+DATA = ROOT / "tests" / "data"
+# The scripts the README and docs name, each a wrapper of one subcommand.
+WRAPPERS = {
+    "scripts/measure.py": "measure",
+    "scripts/gpu_run.py": "gpu-kit",
+    "scripts/host_check.py": "host-check",
+    "benchmarks/core_speed.py": "core-speed",
+    "benchmarks/between_run_study.py": "study",
+    "benchmarks/compare_runs.py": "compare",
+}
+
+
+def python_m(*args: str, flags: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    """`python -m blockbench ARGS` from outside the checkout, with src/ on PYTHONPATH as on a
+    machine where the package is not installed."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    cmd = [sys.executable, *flags, "-m", "blockbench", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd="/", timeout=120)
+
+
+@pytest.mark.parametrize("name", list(cli.COMMANDS))
+def test_every_command_gives_its_help_through_the_entry_function(name, capsys):
+    with pytest.raises(SystemExit) as done:
+        cli.main([name, "--help"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.startswith("usage: ")
+
+
+@pytest.mark.parametrize("name", list(cli.COMMANDS))
+def test_every_command_gives_its_help_through_python_m_blockbench(name):
+    done = python_m(name, "--help")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("usage: ")
+
+
+def test_the_command_lists_its_subcommands_without_any_installed_package():
+    """`python -S`: not even site-packages; naming the commands imports none of them."""
+    done = python_m("--help", flags=("-S",))
+    assert done.returncode == 0, done.stderr
+    assert all(f"  {name} " in done.stdout for name in cli.COMMANDS)
+    unknown = python_m("no-such-tool", flags=("-S",))
+    assert unknown.returncode == 2 and "invalid choice: 'no-such-tool'" in unknown.stderr
+    assert python_m(flags=("-S",)).returncode == 2
+
+
+@pytest.mark.parametrize("name", list(cli.COMMANDS))
+def test_a_command_loads_its_tool_and_nothing_more(name):
+    """The dispatcher adds no module to what the tool's own imports load (no other tool), so
+    a measurement job and the GPU kit start as light as they can; the measuring tools load no
+    pandas, and none loads Snakemake."""
+    code = f"""import json, sys
+import {cli.COMMANDS[name].module}
+alone = set(sys.modules)
+from blockbench.run import cli
+try:
+    cli.main([{name!r}, "--help"])
+except SystemExit:
+    pass
+added = sorted(m for m in set(sys.modules) - alone if m.split(".")[0] == "blockbench")
+heavy = sorted(m for m in ("pandas", "snakemake") if m in sys.modules)
+print(json.dumps([added, heavy]))"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    added, heavy = json.loads(done.stdout.splitlines()[-1])
+    assert set(added) <= {"blockbench.run", "blockbench.run.cli"}
+    assert "snakemake" not in heavy
+    assert "pandas" not in heavy or name not in ("measure", "host-check", "core-speed")
+
+
+@pytest.mark.parametrize("script", list(WRAPPERS))
+def test_each_script_the_docs_name_calls_its_commands_function(script):
+    """A wrapper imports the subcommand's function and exits with what it returns."""
+    command = cli.COMMANDS[WRAPPERS[script]]
+    tree = ast.parse((ROOT / script).read_text())
+    imported = [
+        (node.module, alias.name)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("blockbench")
+        for alias in node.names
+    ]
+    assert imported == [(command.module, command.function)]
+    assert f"sys.exit({command.function}())" in (ROOT / script).read_text()
+
+
+def test_compare_tables_twenty_runs_claims(capsys):
+    """The committed study's twenty runs, judged with it, in one merged claims.csv."""
+    assert cli.main(["compare", str(DATA / "studies/zen5-v9/claims.csv.gz")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("| claim | run ") and lines[0].count("| run ") == 20
+    assert lines[-2].startswith("verdicts flipping between reproduced and not_reproduced: ")
+    assert lines[-1].startswith("run pairs (a, b) where a's CI covers b's value: ")
+
+
+def test_study_writes_a_study_and_refuses_runs_of_no_recorded_host(tmp_path, capsys):
+    """Two committed runs of method version 8 (tests/data/runs, both labelled `local`, told
+    apart by DIR=LABEL) record no host: a study of one host is refused in one line, a study
+    of their kind is written with their claims."""
+    runs = [f"{DATA / 'runs' / label}={label}" for label in ("v8-0349", "v8-0408")]
+    out, claims = tmp_path / "between_run", tmp_path / "claims"
+    args = ["study", *runs, "--core-speed", "steady", "--out", str(out)]
+    assert cli.main(args) == 1
+    said = capsys.readouterr()
+    assert said.err.startswith("blockbench study: a study is of one host") and not said.out
+    assert not out.exists()
+    assert cli.main([*args, "--scope", "kind", "--claims-out", str(claims)]) == 0
+    (written,) = out.glob("*.yaml")
+    study = yaml.safe_load(written.read_text())
+    assert [run["label"] for run in study["runs"]] == ["v8-0349", "v8-0408"]
+    assert (claims / "claims.csv").is_file() and (claims / "claims.md").is_file()
+    assert capsys.readouterr().out.startswith(f"{written}: ")
+
+
+def test_host_check_runs_through_the_command(capsys):
+    assert cli.main(["host-check"]) in (0, 1)
+    assert capsys.readouterr().out.startswith("CPU: ")
+
+
+def made_by_the_bootstrap_from_this_pyproject() -> bool:
+    """This interpreter's environment is one the bootstrap set up from this pyproject.toml
+    (an older one it made predates the command, and is made anew on its next run)."""
+    stamp = Path(sys.prefix) / ".blockbench-installed"
+    return stamp.exists() and stamp.read_text() in (bootstrap.CPU.digest(), bootstrap.CUDA.digest())
+
+
+@pytest.mark.skipif(
+    not made_by_the_bootstrap_from_this_pyproject(),
+    reason="these tests run outside an environment the bootstrap made from this pyproject",
+)
+def test_the_bootstrap_installs_the_command():
+    done = subprocess.run(
+        [Path(sys.executable).parent / "blockbench", "--help"], capture_output=True, text=True
+    )
+    assert done.returncode == 0 and "  regenerate " in done.stdout, done.stderr
