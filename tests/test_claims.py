@@ -26,6 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # Small parts of committed runs (tests/data/README.md)
 DATA = ROOT / "tests/data"
 ARTICLES = articles.load(ROOT / "config/articles.yaml")
+# blockbench's own claims, which a user's claims file adds to
+SHIPPED = ROOT / "config/claims.yaml"
 
 
 def row(
@@ -298,6 +300,59 @@ def test_check_part_fails_on_a_wrong_result():
         "cells": {"device": "cpu", "workload": "grad_logistic", "impls": ["grad", "grad_jit"]},
     }
     assert judge(rows, part)["verdict"] == "not_reproduced"
+
+
+def claims_file(path: Path, *ids: str, slug: str | None = None) -> Path:
+    """A claims file of one ratio claim per id (slug: the id in lower case, unless given)."""
+    part = {k: v for k, v in ratio_part().items() if k != "article"}
+    entries = [
+        {"id": i, "slug": slug or i.lower(), "source": "s", "statement": "t", "parts": [part]}
+        for i in ids
+    ]
+    path.write_text(yaml.safe_dump(entries))
+    return path
+
+
+def test_claims_files_are_read_in_order_and_their_claims_joined(tmp_path):
+    """A user's file adds to blockbench's: nothing of the shipped file needs copying."""
+    mine = claims_file(tmp_path / "mine.yaml", "S1", "S2")
+    shipped = [c["id"] for c in claim_rules.load(SHIPPED, ARTICLES)]
+    ids = [c["id"] for c in claim_rules.load([SHIPPED, mine], ARTICLES)]
+    assert ids == [*shipped, "S1", "S2"]
+    ids = [c["id"] for c in claim_rules.load([str(mine), str(SHIPPED)], ARTICLES)]
+    assert ids == ["S1", "S2", *shipped]
+
+
+def test_one_path_is_a_list_of_one(tmp_path):
+    mine = claims_file(tmp_path / "mine.yaml", "S1")
+    assert claim_rules.claims_files(str(mine)) == claim_rules.claims_files([mine]) == [mine]
+    assert claim_rules.load(str(mine), ARTICLES) == claim_rules.load([mine], ARTICLES)
+
+
+@pytest.mark.parametrize(
+    ("ids", "slug", "named"),
+    [(["A1"], None, "id 'A1'"), (["S1"], "dispatch-hides-compute", "slug 'dispatch-hides")],
+)
+def test_an_id_or_slug_two_files_share_is_refused_naming_both_files(tmp_path, ids, slug, named):
+    """A user's claim never silently stands in for one of blockbench's, nor the reverse."""
+    mine = claims_file(tmp_path / "mine.yaml", *ids, slug=slug)
+    with pytest.raises(claim_rules.ClaimConfigError, match=named) as said:
+        claim_rules.load([SHIPPED, mine], ARTICLES)
+    assert f"in both {SHIPPED} and {mine}" in str(said.value)
+
+
+def test_an_id_one_file_repeats_is_refused(tmp_path):
+    mine = claims_file(tmp_path / "mine.yaml", "S1", "S1")
+    with pytest.raises(claim_rules.ClaimConfigError) as said:
+        claim_rules.load(mine, ARTICLES)
+    assert str(said.value) == f"claim id 'S1' is twice in {mine}"
+
+
+def test_a_missing_claims_file_is_refused_naming_the_key_and_the_file(tmp_path):
+    missing = tmp_path / "nope.yaml"
+    with pytest.raises(claim_rules.ClaimConfigError) as said:
+        claim_rules.load([SHIPPED, missing], ARTICLES)
+    assert str(said.value) == f"config key claims[1]: {str(missing)!r} is not a file"
 
 
 def test_the_claims_file_covers_every_article_claim():

@@ -185,27 +185,6 @@ def test_the_module_block_snakedeploy_writes_plans_the_same_grid(tmp_path):
     assert listed["measure"] == counts["measure"]
 
 
-def package_listing() -> list[str]:
-    return [
-        line
-        for line in (ROOT / "workflow/package.txt").read_text().splitlines()
-        if line and not line.startswith("#")
-    ]
-
-
-def test_the_package_list_names_every_file_of_the_package():
-    """What a module read from a git host fetches: the package, whole, and its lock."""
-    files = sorted(
-        p.relative_to(ROOT).as_posix()
-        for p in (ROOT / "src/blockbench").rglob("*")
-        if p.is_file() and "__pycache__" not in p.parts
-    )
-    assert package_listing() == ["requirements.lock", *files], (
-        "workflow/package.txt must list requirements.lock and then every file under "
-        "src/blockbench, sorted"
-    )
-
-
 def jobs_environment(path: Path) -> Path:
     """This test's interpreter and packages, without blockbench: a venv whose one .pth names
     the bootstrap's site-packages (whose own .pth files, the editable blockbench among them,
@@ -216,14 +195,17 @@ def jobs_environment(path: Path) -> Path:
     return path / "bin" / "python"
 
 
-@pytest.mark.slow
-def test_a_module_read_from_a_git_repository_brings_its_package_along(tmp_path):
-    """What snakedeploy writes with --tag: the module named by host, repository and tag.
-    Offline, Snakemake's clone of that repository (its git cache, which it fetches only when
-    the tag is missing) is made beforehand from a repository on disk whose working tree has no
-    src/: the workflow, its parse in an environment of Snakemake alone and its jobs in one
-    without blockbench installed all read the package at the tag."""
+def git_hosted(
+    tmp_path: Path, grid: dict, added: dict[str, str] | None = None
+) -> tuple[Path, dict[str, str]]:
+    """What snakedeploy writes with --tag: a host whose module is named by host, repository
+    and tag. Offline, Snakemake's clone of that repository (its git cache, which it fetches
+    only when the tag is missing) is made beforehand from a repository on disk holding
+    blockbench and the `added` files, whose working tree then loses src/. Returns the host's
+    directory and an environment without PYTHONPATH that finds that clone."""
     repo = blockbench_copy(tmp_path / "blockbench")
+    for name, text in (added or {}).items():
+        (repo / name).write_text(text)
     git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
     for args in (["init", "-q"], ["add", "."], ["commit", "-qm", "v"], ["tag", "v1.0"]):
         subprocess.run([*git, *args], check=True)
@@ -234,7 +216,7 @@ def test_a_module_read_from_a_git_repository_brings_its_package_along(tmp_path):
     subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(clone)], check=True)
     host = tmp_path / "deployed"
     shutil.copytree(ROOT / "config", host / "config")
-    (host / "config/config.yaml").write_text(yaml.safe_dump({**GRID, "run_label": "git"}))
+    (host / "config/config.yaml").write_text(yaml.safe_dump(grid))
     (host / "workflow").mkdir()
     (host / "workflow/Snakefile").write_text(
         'configfile: "config/config.yaml"\n\n\n'
@@ -246,7 +228,14 @@ def test_a_module_read_from_a_git_repository_brings_its_package_along(tmp_path):
     )
     bare = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     bare["XDG_CACHE_HOME"] = str(cache)
+    return host, bare
 
+
+@pytest.mark.slow
+def test_a_module_read_from_a_git_repository_brings_its_package_along(tmp_path):
+    """The workflow, its parse in an environment of Snakemake alone and its jobs in one
+    without blockbench installed all read the package at the tag."""
+    host, bare = git_hosted(tmp_path, {**GRID, "run_label": "git"})
     alone = subprocess.run(
         [str(snakemake_only(LOCKED)), "-n", "--cores", "4"],
         cwd=host,
@@ -284,3 +273,67 @@ def test_a_module_read_from_a_git_repository_brings_its_package_along(tmp_path):
             "from": "https://raw.githubusercontent.com/someone/blockbench/v1.0/workflow",
         }
     assert pd.read_csv(host / "results/claims.csv")["run_label"].eq("git").all()
+
+
+# A workload of a user's own, committed beside blockbench's: a module of its own and nothing
+# else (docs/adding-a-workload.md). Its import needs nothing the parse lacks.
+NEW_WORKLOAD = '''"""A vector's negation: a workload added after blockbench's."""
+
+from typing import Any
+
+from blockbench.workloads.checks import max_rel_err
+from blockbench.workloads.declare import CPU_ONLY, Impl, Workload, deferred
+
+np = deferred("numpy")
+
+
+def make_inputs(size: int, rng: Any) -> tuple[Any]:
+    return (rng.standard_normal(size, dtype=np.float32),)
+
+
+def check(inputs: tuple[Any], out: object) -> float:
+    return max_rel_err(out, -inputs[0].astype(np.float64))
+
+
+def negate(x: Any) -> Any:
+    return -x
+
+
+WORKLOADS = (
+    Workload(
+        "negate",
+        "vector length",
+        make_inputs,
+        check,
+        tolerance=1e-6,
+        work=float,
+        baseline="numpy",
+        impls=(Impl("numpy", "numpy", negate, CPU_ONLY),),
+    ),
+)
+'''
+
+
+@pytest.mark.slow
+def test_a_workload_committed_as_one_module_comes_along_with_the_package(tmp_path):
+    """No list of the package's files is kept: a module read from git takes every file
+    under src/blockbench at the tag, so the config check there knows a workload that is
+    one new module, and the fetched package holds it."""
+    module = "src/blockbench/workloads/negate.py"
+    grid = {
+        **GRID,
+        "run_label": "git",
+        "workloads": [{"name": "negate", "impls": ["numpy"], "sizes": [10]}],
+    }
+    host, bare = git_hosted(tmp_path, grid, {module: NEW_WORKLOAD})
+    dry = subprocess.run(
+        [str(snakemake_only(LOCKED)), "-n", "--cores", "1"],
+        cwd=host,
+        capture_output=True,
+        text=True,
+        env=bare,
+    )
+    assert dry.returncode == 0, dry.stdout[-2000:] + dry.stderr[-2000:]
+    assert "results/raw/git/cpu/negate/numpy/10/0.json" in dry.stdout
+    (fetched,) = (host / ".snakemake/blockbench").iterdir()
+    assert (fetched / module).read_text() == NEW_WORKLOAD

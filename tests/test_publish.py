@@ -249,3 +249,15 @@ def test_environment_yml_pins_what_requirements_lock_pins():
     assert pinned == lock, {k: (pinned.get(k), lock.get(k)) for k in set(pinned) ^ set(lock)}
     assert len(from_conda) + len(from_pip) == len(lock)
     assert from_pip == {"shfmt-py": lock["shfmt-py"]}  # the one package conda lacks
+
+
+def test_one_version_in_pyproject_changelog_citation_and_snakedeploy_lines():
+    """The version a user cites, pins and reads about is one: pyproject's."""
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    citation = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    assert str(citation["version"]) == version
+    changelog = (ROOT / "CHANGELOG.md").read_text()
+    released = re.findall(r"^## (\d+\.\d+\.\d+) \((\d{4}-\d\d-\d\d)\)$", changelog, re.M)
+    assert released[0] == (version, str(citation["date-released"])), released
+    for page in ("README.md", "docs/module.md"):
+        assert f"--tag v{version}" in (ROOT / page).read_text(), page

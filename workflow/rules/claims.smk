@@ -5,6 +5,7 @@ rule claims:
     input:
         measurements="results/tables/measurements.parquet",
         processes="results/tables/processes.parquet",
+        # every claims file, in the order config `claims` names them
         claims=config["claims"],
         articles=config["articles"],
         studies=STUDIES,

@@ -7,11 +7,25 @@ from snakemake.logging import logger
 from blockbench.run import cluster, grid, run_order, run_plan, scheduler_patch, versions
 
 from blockbench.present import figure_names
-from blockbench.judge.claim_rules import read_claims
+from blockbench.judge.claim_rules import claims_files, read_claims
 from blockbench.records import layout
 
+
+def own_file(path):
+    """`path`, or blockbench's own file of that name where a module's caller has none."""
+    own = CHECKOUT / path if CHECKOUT is not None else None
+    if own is None or Path(path).exists() or not own.exists():
+        return path
+    return str(own)
+
+
+# `claims` as the list of files it names (one path is a list of one), read in order by every
+# stage: a user's file after blockbench's adds its claims (blockbench.judge.claim_rules).
+config["claims"] = [own_file(str(path)) for path in claims_files(config["claims"])]
+config["articles"] = own_file(config["articles"])
 grid.check(config)
-# A claim or article figure that could never be judged stops the run before any job.
+# A claim or article figure that could never be judged, a claims file that is missing, or an
+# id or slug two claims files share stops the run before any job.
 CLAIM_LIST = read_claims(config["claims"], config["articles"])
 # Snakemake's scheduler must not take CPU from the cells (blockbench.run.scheduler_patch).
 QUIET = scheduler_patch.quiet_rescheduling()

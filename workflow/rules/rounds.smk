@@ -7,6 +7,7 @@
 checkpoint rounds:
     input:
         raw=first_stage,
+        # every claims file, in the order config `claims` names them
         claims=config["claims"],
         articles=config["articles"],
         studies=STUDIES,

@@ -1,5 +1,5 @@
-"""Reading config/claims.yaml: the claims, their parts, the conditions that judge them, and
-the precision each part needs.
+"""Reading the claims files (config/claims.yaml, and a user's own beside it): the claims,
+their parts, the conditions that judge them, and the precision each part needs.
 
 Rules live in configuration, not code, so that a reader can check each one by eye; this
 module refuses an entry that could never be judged before anything is measured. What a part
@@ -9,6 +9,7 @@ measurements never set their own target.
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,8 @@ from blockbench.judge.articles import load as articles_load
 KINDS = ("ratio", "trend", "growth", "check")
 CONDITION = re.compile(r"^\s*(>=|>|<=|<)\s*([0-9.eE+-]+)\s*$|^\s*between\s+(\S+)\s+and\s+(\S+)\s*$")
 CLAIM_KEYS = ("id", "slug", "source", "statement", "parts")
+# The `claims` config value: one file, or several whose claims are read one after another.
+ClaimsFiles = str | Path | Sequence[str | Path]
 
 
 class ClaimConfigError(InputError):
@@ -154,25 +157,47 @@ def _article(where: str, part: dict[str, Any], articles: Articles) -> None:
     part["article_expression"], part["article"] = expression, value
 
 
-def read_claims(claims_file: str | Path, articles_file: str | Path) -> list[dict[str, Any]]:
+def claims_files(value: ClaimsFiles) -> list[Path]:
+    """The files `claims` names, in order: one path stands for a list of one, so that a config
+    written before lists were accepted reads as it did."""
+    return [Path(value)] if isinstance(value, str | Path) else [Path(v) for v in value]
+
+
+def read_claims(claims_file: ClaimsFiles, articles_file: str | Path) -> list[dict[str, Any]]:
     """The claims, with the article figures they name read from the articles file."""
     return load(claims_file, articles_load(articles_file))
 
 
-def load(path: str | Path, articles: Articles) -> list[dict[str, Any]]:
-    """Read the claims file, refusing entries that could never be judged; the article's
-    figures are read from `articles`, so each lives in one place."""
-    entries = yaml.safe_load(Path(path).read_text())
+def load(paths: ClaimsFiles, articles: Articles) -> list[dict[str, Any]]:
+    """Read the claims files in order and join their claims, refusing an entry that could
+    never be judged and an id or slug that two entries share: a user's file adds claims to
+    blockbench's, never silently overrides one. The articles' figures are read from
+    `articles`, so each lives in one place."""
+    claims: list[dict[str, Any]] = []
+    seen: dict[tuple[str, Any], tuple[int, Path]] = {}  # (key, value) -> (file's place, file)
+    for i, path in enumerate(claims_files(paths)):
+        if not path.is_file():
+            raise ClaimConfigError(f"config key claims[{i}]: {str(path)!r} is not a file")
+        for claim in _read(path, articles):
+            for key in ("id", "slug"):
+                if (key, claim[key]) in seen:
+                    j, first = seen[key, claim[key]]
+                    where = f"twice in {path}" if j == i else f"in both {first} and {path}"
+                    raise ClaimConfigError(f"claim {key} {claim[key]!r} is {where}")
+                seen[key, claim[key]] = (i, path)
+            claims.append(claim)
+    return claims
+
+
+def _read(path: Path, articles: Articles) -> list[dict[str, Any]]:
+    """One claims file's entries, each checked, the article figures its parts name read."""
+    entries = yaml.safe_load(path.read_text())
     if not isinstance(entries, list):
         raise ClaimConfigError(f"{path}: expected a list of claims")
-    seen: set[str] = set()
     for i, claim in enumerate(entries):
         for key in CLAIM_KEYS:
             if key not in claim:
                 raise ClaimConfigError(f"{path}: claim #{i + 1} has no {key!r}")
-        if claim["id"] in seen:
-            raise ClaimConfigError(f"{path}: claim id {claim['id']!r} appears twice")
-        seen.add(claim["id"])
         for part in claim["parts"]:
             where = f"{path}: claim {claim['id']}, part {part.get('name')!r}"
             _check_part(where, part)

@@ -84,7 +84,8 @@ def load_config(overlay: Path = QUICK_CONFIG, base: Path = BASE_CONFIG) -> dict[
 
 def run_plan(config: dict[str, Any]) -> RunPlan:
     """The workflow's plan of this config (rules/common.smk makes the same)."""
-    claims = claim_rules.load(ROOT / config["claims"], articles.load(ROOT / config["articles"]))
+    claims_files = [ROOT / f for f in claim_rules.claims_files(config["claims"])]
+    claims = claim_rules.load(claims_files, articles.load(ROOT / config["articles"]))
     return RunPlan(config, claims)
 
 
@@ -406,7 +407,7 @@ def run(
     if stopped is None and decision is None:
         decision = stages.decide_rounds(
             raw=[str(part.root / j.path(part.label)) for j in plan.jobs()],
-            claims_file=ROOT / config["claims"],
+            claims_file=[ROOT / f for f in claim_rules.claims_files(config["claims"])],
             articles_file=ROOT / config["articles"],
             study_files=layout.study_files(ROOT / config["between_run"]),
             units=plan.units,

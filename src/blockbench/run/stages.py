@@ -8,7 +8,7 @@ import pandas as pd
 
 from blockbench.judge import stopping, verdicts, wording
 from blockbench.judge.aggregate import CELL, PROCESS, cells, processes, speedups, write_table
-from blockbench.judge.claim_rules import Precision, read_claims
+from blockbench.judge.claim_rules import ClaimsFiles, Precision, read_claims
 from blockbench.judge.run_view import RunView
 from blockbench.judge.studies import read_studies
 from blockbench.present import claims_report, stops
@@ -56,7 +56,7 @@ def build_tables(raw: list[str], out: Any, labels: Mapping[str, str] | None = No
 def build_claims(
     measurements_file: str | Path,
     processes_file: str | Path,
-    claims_file: str | Path,
+    claims_file: ClaimsFiles,
     articles_file: str | Path,
     csv: str | Path,
     markdown: str | Path,
@@ -70,9 +70,10 @@ def build_claims(
 ) -> pd.DataFrame:
     """The one place claims are judged: verdicts as CSV, as the Markdown report and as the
     table the HTML report opens on, and every part of every claim (each run's own interval,
-    the judged one, the pooled one) as the table the figures read. `decisions`: each run's
-    rounds decision (blockbench.judge.stopping), which says why each part stopped; `labels`:
-    the label a merged run's decision is shown under (its folder -> label)."""
+    the judged one, the pooled one) as the table the figures read. `claims_file`: one claims
+    file or several, read in order (config `claims`); `decisions`: each run's rounds
+    decision (blockbench.judge.stopping), which says why each part stopped; `labels`: the
+    label a merged run's decision is shown under (its folder -> label)."""
     claim_list = read_claims(claims_file, articles_file)
     df, proc = pd.read_parquet(measurements_file), pd.read_parquet(processes_file)
     table, parts = verdicts.judge(df, proc, claim_list, read_studies(study_files))
@@ -116,7 +117,7 @@ def round_costs(proc: pd.DataFrame) -> dict[str, float]:
 
 def decide_rounds(
     raw: list[str],
-    claims_file: str | Path,
+    claims_file: ClaimsFiles,
     articles_file: str | Path,
     study_files: Sequence[str | Path],
     units: Mapping[str, Mapping[str, Any]],

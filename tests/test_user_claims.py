@@ -1,0 +1,89 @@
+"""A researcher's own workload and claim beside blockbench's: one module dropped into the
+package, one claims file of their own named after the shipped one, and nothing of
+blockbench's edited or copied (docs/adding-a-workload.md, whose example this runs)."""
+
+import re
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from test_workflow import snakemake
+from tiny import TINY, workflow_copy
+
+from blockbench.run import stages
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED, ARTICLES = ROOT / "config/claims.yaml", ROOT / "config/articles.yaml"
+DOCS = (ROOT / "docs/adding-a-workload.md").read_text()
+# The page's softmax module and its claim, as a reader would copy them.
+MODULE = re.search(r"## A workload\n.*?```python\n(.*?)```", DOCS, re.S)[1]
+CLAIM = yaml.safe_load(re.search(r"```yaml\n(- id: .*?)```", DOCS, re.S)[1])[0]
+# The tiny grid, reduced to the claim's two cells at its own size: four worker processes.
+GRID = {
+    **TINY,
+    "run_label": "mine",
+    "devices": ["cpu"],
+    "workloads": [
+        {
+            "name": "softmax",
+            "impls": ["numpy", "jax_jit"],
+            "sizes": [CLAIM["parts"][0]["size"]],
+            "phases": ["steady"],
+        }
+    ],
+}
+BOTH = "claims=[config/claims.yaml,my_claims.yaml]"
+
+
+def users_copy(tmp_path: Path, claims: list[dict]) -> Path:
+    """The workflow and the package in a scratch directory, with the user's module and their
+    claims file added: the checkout is never touched."""
+    wf = workflow_copy(tmp_path, GRID)
+    shutil.copytree(ROOT / "src", wf / "src", ignore=shutil.ignore_patterns("__pycache__"))
+    (wf / "src/blockbench/workloads/softmax.py").write_text(MODULE)
+    (wf / "my_claims.yaml").write_text(yaml.safe_dump(claims, sort_keys=False))
+    return wf
+
+
+@pytest.mark.slow
+def test_a_users_claims_file_adds_its_claim_to_blockbenchs_end_to_end(tmp_path):
+    shipped = SHIPPED.read_bytes()
+    wf = users_copy(tmp_path, [CLAIM])
+    run = snakemake(
+        wf, "results/claims.csv", "--cores", "2", "--configfile", "tiny.yaml", "--config", BOTH
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    table = pd.read_csv(wf / "results/claims.csv").set_index("claim_id")
+    mine = table.loc[CLAIM["id"]]
+    assert mine["verdict"] in ("reproduced", "not_reproduced", "inconclusive"), mine.to_dict()
+    assert mine["measured"] > 0 and mine["run_label"] == "mine"
+    shipped_ids = [c["id"] for c in stages.read_claims(SHIPPED, ARTICLES)]
+    assert list(table.index) == [*shipped_ids, CLAIM["id"]]  # blockbench's, then the user's
+    assert SHIPPED.read_bytes() == shipped
+    assert (wf / "config/claims.yaml").read_bytes() == shipped
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("claims", "config", "named"),
+    [
+        (
+            [{**CLAIM, "id": "A1"}],
+            BOTH,
+            ["claim id 'A1' is in both config/claims.yaml and my_claims.yaml"],
+        ),
+        ([CLAIM], "claims=[config/claims.yaml,nope.yaml]", ["config key claims[1]", "'nope.yaml'"]),
+    ],
+    ids=["an id blockbench has", "a missing file"],
+)
+def test_a_users_claims_that_cannot_be_added_stop_the_run_before_any_job(
+    tmp_path, claims, config, named
+):
+    wf = users_copy(tmp_path, claims)
+    run = snakemake(wf, "--cores", "2", "--configfile", "tiny.yaml", "--config", config)
+    assert run.returncode != 0
+    for words in named:
+        assert words in run.stdout + run.stderr, (words, run.stderr[-2000:])
+    assert not (wf / "results").exists()
