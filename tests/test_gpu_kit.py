@@ -290,6 +290,7 @@ def rehearsal_checkout(tmp_path: Path) -> tuple[Path, Path]:
     return work, work / "config/rehearsal.yaml"
 
 
+@pytest.mark.slow  # the kit's whole session and the judging at home: two minutes
 def test_the_quick_kit_rehearsed_end_to_end_on_a_faked_gpu(tmp_path, monkeypatch):
     """The gate, the smoke summary, the grid, the rounds, the archive, --unpack and the
     judged claims at home, with the GPU faked for every process the kit starts

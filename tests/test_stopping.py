@@ -121,6 +121,7 @@ def test_a_part_over_several_units_gets_its_rounds_where_its_variance_is():
     assert abs(rounds["noisy"] - rounds["quiet"]) <= 1 and alike.projected(rounds, units) <= D
 
 
+@pytest.mark.slow  # a simulation of 1500 runs: a minute
 def test_rounds_where_the_variance_is_keep_the_sums_coverage():
     """A difference of two units (a fit's two ends), one four times as noisy: the weights and
     the rounds read from the first stage alone, each unit's Stein term, the exact quantile of

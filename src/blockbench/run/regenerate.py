@@ -94,9 +94,10 @@ def would_measure(args: list[str]) -> list[str]:
         raise Refused(f"the dry run failed:\n{dry.stderr[-3000:]}")
     rule, found = None, []
     for line in dry.stdout.splitlines():
-        head = re.match(r"^(?:local)?(?:rule|checkpoint) (\w+):", line)
+        # a job, or one of a group's jobs (indented): `rule measure:`, `localrule tables:`
+        head = re.match(r"^\s*(?:local)?(?:rule|checkpoint) (\w+):", line)
         rule = head.group(1) if head else rule
-        if rule == "measure" and line.strip().startswith("output:"):
+        if rule and rule.startswith("measure") and line.strip().startswith("output:"):
             found.append(line.split(":", 1)[1].strip())
     return found
 
@@ -113,7 +114,7 @@ def regenerate(run_dir: Path, out: Path, cores: int, extra: list[str]) -> Path:
     missing = would_measure(args)
     if missing:
         raise Refused(
-            f"with this config the workflow would measure {len(missing)} cells the run lacks"
+            f"with this config the workflow would measure {len(missing)} processes the run lacks"
             f" (first: {missing[0]}); pass the config the run was made with (--configfile)"
         )
     report = ["--report", "results/report.html", "--report-stylesheet", str(ROOT / STYLESHEET)]
