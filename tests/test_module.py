@@ -231,19 +231,25 @@ def git_hosted(
     return host, bare
 
 
-@pytest.mark.slow
-def test_a_module_read_from_a_git_repository_brings_its_package_along(tmp_path):
-    """The workflow, its parse in an environment of Snakemake alone and its jobs in one
-    without blockbench installed all read the package at the tag."""
-    host, bare = git_hosted(tmp_path, {**GRID, "run_label": "git"})
-    alone = subprocess.run(
+def parse_alone(host: Path, bare: dict[str, str]) -> subprocess.CompletedProcess:
+    """A dry run of the host in an environment of Snakemake alone, which must succeed."""
+    dry = subprocess.run(
         [str(snakemake_only(LOCKED)), "-n", "--cores", "4"],
         cwd=host,
         capture_output=True,
         text=True,
         env=bare,
     )
-    assert alone.returncode == 0, alone.stdout[-2000:] + alone.stderr[-2000:]
+    assert dry.returncode == 0, dry.stdout[-2000:] + dry.stderr[-2000:]
+    return dry
+
+
+@pytest.mark.slow
+def test_a_module_read_from_a_git_repository_brings_its_package_along(tmp_path):
+    """The workflow, its parse in an environment of Snakemake alone and its jobs in one
+    without blockbench installed all read the package at the tag."""
+    host, bare = git_hosted(tmp_path, {**GRID, "run_label": "git"})
+    alone = parse_alone(host, bare)
     cells = grid.cells(GRID)
     assert f"measure {len(cells) * GRID['repeats']}" in " ".join(alone.stdout.split())
 
@@ -328,14 +334,7 @@ def test_a_workload_committed_as_one_module_comes_along_with_the_package(tmp_pat
         "workloads": [{"name": "negate", "impls": ["numpy"], "sizes": [10]}],
     }
     host, bare = git_hosted(tmp_path, grid, {module: NEW_WORKLOAD})
-    dry = subprocess.run(
-        [str(snakemake_only(LOCKED)), "-n", "--cores", "1"],
-        cwd=host,
-        capture_output=True,
-        text=True,
-        env=bare,
-    )
-    assert dry.returncode == 0, dry.stdout[-2000:] + dry.stderr[-2000:]
+    dry = parse_alone(host, bare)
     assert "results/raw/git/cpu/negate/numpy/10/0.json" in dry.stdout
     (fetched,) = (host / ".snakemake/blockbench").iterdir()
     assert (fetched / module).read_text() == NEW_WORKLOAD
