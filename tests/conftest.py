@@ -25,10 +25,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+# Fixtures that run Snakemake end to end (minutes): a test that uses one is slow, marked or not.
+SLOW_FIXTURES = {"tiny_run", "slurm_run"}
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """A SLURM test starts a cluster (minutes): it is slow too, out of the development tier."""
+    """A SLURM test starts a cluster and a test on the tiny run waits for it (minutes): they
+    are slow too, out of the development tier."""
     for item in items:
-        if item.get_closest_marker("slurm"):
+        uses = set(getattr(item, "fixturenames", ()))
+        if item.get_closest_marker("slurm") or uses & SLOW_FIXTURES:
             item.add_marker(pytest.mark.slow)
 
 

@@ -411,6 +411,7 @@ def noisy_pair(ratio, seed, spread=0.05, n=20, processes=3, process_spread=0.0):
     ]
 
 
+@pytest.mark.slow  # a simulation: 20 s
 def test_a_a_ratio_cis_cover_the_truth_at_least_as_often_as_they_claim():
     """Coverage is what an A/A check rests on. With a process effect as large as the sample
     noise and 3 processes a cell (a percentile bootstrap over processes would cover ~75%),

@@ -117,6 +117,7 @@ def measure_jobs_in_priority_order(dry_run: str, label: str) -> list[str]:
     return [path for _, path in sorted(jobs)]
 
 
+@pytest.mark.slow  # two Snakemake dry runs
 @pytest.mark.parametrize("config_file", ["gpu-quick.yaml", "gpu.yaml"])
 def test_the_kit_plans_the_processes_the_workflow_lists_in_the_same_order(tmp_path, config_file):
     """One run plan: the first stage of `snakemake -n` is the kit's, job for job, and
@@ -192,6 +193,7 @@ def test_on_a_machine_without_a_gpu_the_quick_kit_says_why_in_one_line_and_measu
     assert not (work / "results").exists()
 
 
+@pytest.mark.slow  # measures the kit's cells on the CPU: 9 s
 def test_the_kit_measures_decides_resumes_and_packs_on_cpu(tmp_path, monkeypatch):
     monkeypatch.setenv("BLOCKBENCH_LOCK", str(tmp_path / "lock"))
     config, out, device = tiny_config(), tmp_path / "out", tmp_path / "device"

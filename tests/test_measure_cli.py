@@ -311,6 +311,7 @@ def test_an_unknown_phase_is_refused(measure_cli):
     assert rc != 0 and record is None and "unknown phase(s) warp" in stderr
 
 
+@pytest.mark.slow  # measures a cell twice: 13 s
 def test_a_a_the_same_cell_measured_twice_is_not_judged_different(tmp_path):
     """Real A/A: 8 processes of one cell, split every way into two groups of 4 and judged
     as if the groups were two implementations. A 95% CI contains 1 for about 95% of such

@@ -93,6 +93,7 @@ def parse_without_science(wf: Path, *args: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("config", [None, TINY], ids=["default grid", "tiny grid"])
 def test_the_workflow_parses_with_snakemake_alone(tmp_path, config):
     """`snakemake -n` lists the jobs with numpy, pandas, JAX and the plotting libraries made
