@@ -82,10 +82,14 @@ def load_config(overlay: Path = QUICK_CONFIG, base: Path = BASE_CONFIG) -> dict[
     return config
 
 
+def claims_files(config: dict[str, Any]) -> list[Path]:
+    """The config's claims files, in the checkout the kit runs from."""
+    return [ROOT / f for f in claim_rules.claims_files(config["claims"])]
+
+
 def run_plan(config: dict[str, Any]) -> RunPlan:
     """The workflow's plan of this config (rules/common.smk makes the same)."""
-    claims_files = [ROOT / f for f in claim_rules.claims_files(config["claims"])]
-    claims = claim_rules.load(claims_files, articles.load(ROOT / config["articles"]))
+    claims = claim_rules.load(claims_files(config), articles.load(ROOT / config["articles"]))
     return RunPlan(config, claims)
 
 
@@ -407,7 +411,7 @@ def run(
     if stopped is None and decision is None:
         decision = stages.decide_rounds(
             raw=[str(part.root / j.path(part.label)) for j in plan.jobs()],
-            claims_file=[ROOT / f for f in claim_rules.claims_files(config["claims"])],
+            claims_file=claims_files(config),
             articles_file=ROOT / config["articles"],
             study_files=layout.study_files(ROOT / config["between_run"]),
             units=plan.units,

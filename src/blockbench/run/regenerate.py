@@ -52,9 +52,9 @@ def check_method(folder: Path) -> str:
         record = read_json(path)
         git = (record.get("provenance") or {}).get("git") or {}
         versions[record["method_version"], git.get("commit") or "unrecorded"] += 1
-    other = sorted(v for v in versions if v[0] != METHOD_VERSION)
+    other = {v: n for v, n in versions.items() if v[0] != METHOD_VERSION}
     if other:
-        (version, commit), _ = max(versions.items(), key=lambda kv: kv[1])
+        version, commit = max(other, key=other.get)
         raise Refused(
             f"{folder} was measured by method version {version} (commit {commit}); this"
             f" checkout reads method version {METHOD_VERSION}. Rebuild it with the code that"
