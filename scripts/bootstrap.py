@@ -7,6 +7,9 @@
     python3 scripts/bootstrap.py run --gpu [snakemake options]   # with GPU cells (docs/gpu.md)
     python3 scripts/bootstrap.py regenerate RUN_DIR [options]   # `blockbench regenerate`
 
+`test` runs pytest twice: the tests on two workers (pytest-xdist), then those marked `serial`,
+which judge times they measured here, alone.
+
 Needs only Python 3.11+ (standard library) and network access to PyPI. It creates `.venv/`
 beside this repository, installs the pinned versions of requirements.lock and the project,
 and, when the lock file or pyproject.toml changed, makes `.venv/` anew: installing a new
@@ -139,6 +142,28 @@ def asks_for_gpu(args: list[str]) -> tuple[bool, list[str]]:
     return len(rest) < len(args) or any(ASKS_FOR_GPU.search(line) for line in lines), rest
 
 
+# pytest's exit code where a pass selects no test (a -k or a path with no `serial` test in it)
+NO_TESTS = 5
+# Two pytest workers: the suite's end-to-end runs measure one process at a time, as the
+# workflow does, which leaves a second core idle; a test file is one worker's, so a module's
+# run (the tiny grid, the SLURM cluster) is made once.
+WORKERS = ["-n", "2", "--dist", "loadfile"]
+
+
+def test_passes(args: list[str]) -> list[list[str]]:
+    """pytest's arguments for the two passes of `test`: every test not marked `serial` on two
+    workers, then the `serial` ones (they judge times they measured here) alone. `--fast`
+    leaves out the slow tests (pyproject's markers); a -m or -n of your own makes one pass."""
+    rest = [a for a in args if a != "--fast"]
+    if any(a in ("-m", "--numprocesses") or a.startswith("-n") for a in rest):
+        return [rest]
+    fast = " and not slow" if "--fast" in args else ""
+    return [
+        [*WORKERS, "-m", f"not serial{fast}", *rest],
+        ["-m", f"serial{fast}", *rest],
+    ]
+
+
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in ("run", "test", "regenerate"):
         print(__doc__)
@@ -155,9 +180,8 @@ def main(argv: list[str]) -> int:
     if command == "regenerate":
         return run(env.bin / "blockbench", "regenerate", *rest, env=path)
     if command == "test":
-        # the slow tests run Snakemake, a cluster or other releases (pyproject's markers)
-        fast = ["-m", "not slow"] if "--fast" in rest else []
-        return run(env.python, "-m", "pytest", *fast, *(a for a in rest if a != "--fast"), env=path)
+        codes = [run(env.python, "-m", "pytest", *p, env=path) for p in test_passes(rest)]
+        return next((c for c in codes if c not in (0, NO_TESTS)), 0)
     # the GPU check: its cause, in one line, on stderr, and nothing has run
     here = env is CUDA and not submits_to_slurm(rest)
     if here and run(env.python, "-m", "blockbench.measure.gpu_ready", env=path) != 0:

@@ -46,7 +46,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 # Short phases: the tests check behaviour, not precision.
-FAST = ["--min-samples", "5", "--min-time-s", "0.02", "--max-time-s", "0.3"]
+FAST = ["--min-samples", "5", "--min-time-s", "0.02", "--max-time-s", "0.1"]
 
 
 def run_measure(

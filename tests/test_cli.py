@@ -158,3 +158,15 @@ def test_the_bootstrap_installs_the_command():
         [Path(sys.executable).parent / "blockbench", "--help"], capture_output=True, text=True
     )
     assert done.returncode == 0 and "  regenerate " in done.stdout, done.stderr
+
+
+def test_the_test_command_runs_the_timing_tests_alone_after_the_others():
+    """Two workers for the tests that do not judge times, then the `serial` ones alone;
+    `--fast` leaves the slow ones out of both; a -m or -n of one's own is one pass, as given."""
+    assert bootstrap.test_passes(["--fast", "-x"]) == [
+        [*bootstrap.WORKERS, "-m", "not serial and not slow", "-x"],
+        ["-m", "serial and not slow", "-x"],
+    ]
+    assert bootstrap.test_passes([])[1] == ["-m", "serial"]
+    assert bootstrap.test_passes(["-m", "slurm"]) == [["-m", "slurm"]]
+    assert bootstrap.test_passes(["-n0", "tests/test_cli.py"]) == [["-n0", "tests/test_cli.py"]]

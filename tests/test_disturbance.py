@@ -62,6 +62,7 @@ def sample(core: int, n: int = 12):
     return got.disturbances
 
 
+@pytest.mark.serial
 def test_a_quiet_core_gives_undisturbed_samples(one_core):
     """Most samples on a quiet core are clean (three tries: a test machine has neighbours
     of its own now and then)."""

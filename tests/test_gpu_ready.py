@@ -195,7 +195,8 @@ def test_a_gpu_run_that_fails_the_check_runs_no_snakemake(monkeypatch):
     assert ran[2][0].endswith(".venv-cuda12/bin/snakemake")
     ran.clear()
     assert bootstrap.main(["test", "--gpu", "-x"]) == 0  # the tests always use the CPU lock
-    assert ran[0] == ("venv", ".venv") and ran[2][-2:] == ("pytest", "-x")
+    assert ran[0] == ("venv", ".venv") and ran[2][-1] == ran[3][-1] == "-x"
+    assert ran[2][-3:-1] == ("-m", "not serial") and ran[3][-3:-1] == ("-m", "serial")
 
 
 def test_regenerate_hands_every_argument_to_the_installed_command(monkeypatch):

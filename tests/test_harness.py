@@ -11,7 +11,7 @@ from blockbench.measure import cell, cores, harness, sampling
 from blockbench.records.spec import PHASES, CellSpec, StopRule
 from blockbench.workloads import registry, selu
 
-FAST = StopRule(min_samples=5, min_time_s=0.02, max_time_s=0.5)
+FAST = StopRule(min_samples=5, min_time_s=0.02, max_time_s=0.15)
 
 
 def measure(workload: str, impl: str, size: int) -> dict:

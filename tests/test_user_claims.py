@@ -20,7 +20,7 @@ DOCS = (ROOT / "docs/adding-a-workload.md").read_text()
 # The page's softmax module and its claim, as a reader would copy them.
 MODULE = re.search(r"## A workload\n.*?```python\n(.*?)```", DOCS, re.S)[1]
 CLAIM = yaml.safe_load(re.search(r"```yaml\n(- id: .*?)```", DOCS, re.S)[1])[0]
-# The tiny grid, reduced to the claim's two cells at its own size: four worker processes.
+# The tiny grid, reduced to the claim's two cells at its own size: one worker process each.
 GRID = {
     **TINY,
     "run_label": "mine",
