@@ -13,7 +13,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from test_workflow import LOCKED, first_stage, snakemake_only
+from test_compat import LOCKED, snakemake_only
+from test_workflow import first_stage
 from tiny import TINY
 
 from blockbench.present import figure_names
