@@ -89,6 +89,7 @@ def test_a_process_spinning_on_the_cells_core_disturbs_from_outside(one_core):
     assert sum(d.main_wait_ns for d in got) > 0.2 * sum(d.span_ns for d in got)
 
 
+@pytest.mark.serial
 def test_the_cells_own_thread_on_its_core_disturbs_from_inside(one_core):
     """Threads of this process that compute without the GIL (hashing a large buffer)
     compete with the measuring thread for the one core: contention inside the cell."""
@@ -297,6 +298,7 @@ def test_the_hand_off_line_gives_its_fast_round_trip_and_its_slow_windows():
     assert describe(cores, 0.0, "steady")[1].startswith("steal counted")
 
 
+@pytest.mark.serial
 def test_the_core_speed_tool_prints_a_line_per_core_and_a_conclusion():
     tool = Path(__file__).resolve().parents[1] / "benchmarks" / "core_speed.py"
     out = subprocess.run(
