@@ -142,12 +142,13 @@ def asks_for_gpu(args: list[str]) -> tuple[bool, list[str]]:
     return len(rest) < len(args) or any(ASKS_FOR_GPU.search(line) for line in lines), rest
 
 
-# pytest's exit code where a pass selects no test (a -k or a path with no `serial` test in it)
+# pytest's exit code where a pass selects no test: a path with no `serial` test in it is fine
 NO_TESTS = 5
 # Two pytest workers: the suite's end-to-end runs measure one process at a time, as the
 # workflow does, which leaves a second core idle; a test file is one worker's, so a module's
-# run (the tiny grid, the SLURM cluster) is made once.
-WORKERS = ["-n", "2", "--dist", "loadfile"]
+# run (the tiny grid, the SLURM cluster) is made once; files go out in the order collected
+# (tests/conftest.py puts those of the most slow tests first, so that no long one starts last).
+WORKERS = ["-n", "2", "--dist", "loadfile", "--no-loadscope-reorder"]
 
 
 def test_passes(args: list[str]) -> list[list[str]]:
@@ -181,6 +182,8 @@ def main(argv: list[str]) -> int:
         return run(env.bin / "blockbench", "regenerate", *rest, env=path)
     if command == "test":
         codes = [run(env.python, "-m", "pytest", *p, env=path) for p in test_passes(rest)]
+        if all(c == NO_TESTS for c in codes):  # a -k or a path that selects nothing
+            return NO_TESTS
         return next((c for c in codes if c not in (0, NO_TESTS)), 0)
     # the GPU check: its cause, in one line, on stderr, and nothing has run
     here = env is CUDA and not submits_to_slurm(rest)

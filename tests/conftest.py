@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -31,11 +32,15 @@ SLOW_FIXTURES = {"tiny_run", "slurm_run"}
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """A SLURM test starts a cluster and a test on the tiny run waits for it (minutes): they
-    are slow too, out of the development tier."""
+    are slow too, out of the development tier. The files of the most slow tests go first,
+    each file's tests in their order: on two workers (scripts/bootstrap.py), a file of
+    minutes that started last would run on alone."""
     for item in items:
         uses = set(getattr(item, "fixturenames", ()))
         if item.get_closest_marker("slurm") or uses & SLOW_FIXTURES:
             item.add_marker(pytest.mark.slow)
+    slow = Counter(item.path for item in items if item.get_closest_marker("slow"))
+    items.sort(key=lambda item: -slow[item.path])
 
 
 def pytest_configure(config: pytest.Config) -> None:

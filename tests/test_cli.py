@@ -170,3 +170,18 @@ def test_the_test_command_runs_the_timing_tests_alone_after_the_others():
     assert bootstrap.test_passes([])[1] == ["-m", "serial"]
     assert bootstrap.test_passes(["-m", "slurm"]) == [["-m", "slurm"]]
     assert bootstrap.test_passes(["-n0", "tests/test_cli.py"]) == [["-n0", "tests/test_cli.py"]]
+
+
+@pytest.mark.parametrize(
+    ("codes", "code"), [((0, 5), 0), ((5, 0), 0), ((1, 0), 1), ((0, 2), 2), ((5, 5), 5)]
+)
+def test_the_test_command_fails_where_a_pass_fails_and_a_pass_without_tests_does_not(
+    monkeypatch, codes, code
+):
+    """A pass that selects nothing (5: a path without `serial` tests) is no failure, unless
+    neither selects anything (a -k that matches no test)."""
+    left = list(codes)
+    monkeypatch.setattr(bootstrap, "create_venv", lambda env: None)
+    monkeypatch.setattr(bootstrap, "install", lambda env: None)
+    monkeypatch.setattr(bootstrap, "run", lambda *cmd, env=None: left.pop(0))
+    assert bootstrap.main(["test", "tests/test_cli.py"]) == code and not left

@@ -264,8 +264,10 @@ def test_phases_in_turn_warm_up_in_turn_for_warmup_s_before_calibrating():
     t0 = time.perf_counter()
     a, b = Sampler(phase("a"), rule), Sampler(phase("b"), rule)
     in_turn([a, b])
-    assert len(a.walls) == len(b.walls) >= 9  # 40 ms of 2 ms calls, half each
-    assert sum(a.walls) + sum(b.walls) >= 0.04
+    # pairs of calls until 40 ms have passed, and not a pair more (about 10 pairs of 2 ms
+    # calls on a quiet core; fewer where another process slows the calls)
+    assert len(a.walls) == len(b.walls) >= 2
+    assert sum(a.walls[:-1]) + sum(b.walls[:-1]) < 0.04 <= sum(a.walls) + sum(b.walls)
     assert calls[: 2 * len(a.walls)] == ["a", "b"] * len(a.walls)
     assert time.perf_counter() - t0 < 1.0
     # a phase the check's call warmed (`warmup=0`) takes no warm-up at all
