@@ -103,7 +103,7 @@ def test_two_releases_end_to_end_each_cell_imports_its_release(tmp_path):
     run = subprocess.run(
         # the tables and figure by release: what this test reads (the others, drawn from the
         # same tables, are the tiny run's)
-        [*SNAKEMAKE, "--cores", "2", "--configfile", "tiny.yaml", *BY_VERSION],
+        [*SNAKEMAKE, *BY_VERSION, "--cores", "2", "--configfile", "tiny.yaml"],
         cwd=wf,
         capture_output=True,
         text=True,
