@@ -17,9 +17,22 @@ from tiny import ROOT, TINY, workflow_copy
 
 from blockbench.judge import part_result
 
-# Not byte-compiled at install (pip does every file, one at a time): the few modules a run
-# imports compile on first import instead.
-QUIET = ["-q", "--no-compile"]
+
+def environment(name: str, *requirements: str) -> Path:
+    """A virtual environment of these pip requirements alone, made once from PyPI and kept
+    in .venvs/NAME until they change. Not byte-compiled at install (pip does every file, one
+    at a time): the few modules a run imports compile on first import instead."""
+    env, wanted = ROOT / ".venvs" / name, " ".join(requirements)
+    stamp = env / "made"
+    if not stamp.exists() or stamp.read_text() != wanted:
+        shutil.rmtree(env, ignore_errors=True)
+        subprocess.run([sys.executable, "-m", "venv", str(env)], check=True)
+        pip = [str(env / "bin/python"), "-m", "pip", "install", "-q", "--no-compile"]
+        subprocess.run([*pip, *requirements], check=True, timeout=900)
+        stamp.write_text(wanted)
+    return env / "bin"
+
+
 # The workflow parses with what Snakemake itself installs: numpy, pandas, JAX and the
 # plotting libraries are imported only inside jobs (blockbench.workloads.declare: `deferred`).
 # Snakemake's CLI loads the installed executor plugins first (the SLURM one imports pandas),
@@ -80,16 +93,9 @@ LOCKED = re.search(r"^snakemake==(\S+)$", (ROOT / "requirements.lock").read_text
 
 
 def snakemake_only(version: str) -> Path:
-    """A virtual environment holding Snakemake `version` and what it installs, nothing of
-    blockbench's own (made once from PyPI, kept in .venvs/: about 30 s each)."""
-    env = ROOT / ".venvs" / f"snakemake-{version}"
-    if not (env / "made").exists():
-        shutil.rmtree(env, ignore_errors=True)
-        subprocess.run([sys.executable, "-m", "venv", str(env)], check=True)
-        pip = [str(env / "bin/python"), "-m", "pip", "install", *QUIET, f"snakemake=={version}"]
-        subprocess.run(pip, check=True, timeout=900)
-        (env / "made").touch()
-    return env / "bin" / "snakemake"
+    """Snakemake `version` and what it installs, nothing of blockbench's own (about 30 s to
+    make)."""
+    return environment(f"snakemake-{version}", f"snakemake=={version}") / "snakemake"
 
 
 @pytest.mark.slow
@@ -173,19 +179,13 @@ FLOOR_GRID["workloads"][1]["impl_sizes"] = {"loop_jit": [4, 6, 8]}
 def test_the_tiny_grid_runs_at_the_declared_floors(tmp_path):
     """Every dependency at its floor (tests/floors.txt, installed once into .venvs/floors:
     about a minute from PyPI), Snakemake's included: every stage end to end."""
-    env_dir = ROOT / ".venvs" / "floors"
-    stamp = env_dir / "made"
-    if not stamp.exists() or stamp.read_text() != FLOORS.read_text():
-        shutil.rmtree(env_dir, ignore_errors=True)
-        subprocess.run([sys.executable, "-m", "venv", str(env_dir)], check=True)
-        pip = [str(env_dir / "bin/python"), "-m", "pip", "install", *QUIET, "-r", str(FLOORS)]
-        subprocess.run(pip, check=True, timeout=900)
-        stamp.write_text(FLOORS.read_text())
+    pins = [f"{name}=={version}" for name, version in floor_pins().items()]
+    python = environment("floors", *pins) / "python"
     wf = workflow_copy(tmp_path, FLOOR_GRID)
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "BLOCKBENCH_LOCK": str(wf / "lock")}
     run = subprocess.run(
         [
-            str(env_dir / "bin/python"),
+            str(python),
             "-m",
             "snakemake",
             "--cores",

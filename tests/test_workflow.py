@@ -28,7 +28,7 @@ from blockbench.records.store import read_json
 from blockbench.run import cli_config, grid, regenerate, run_order, stages
 
 ROOT = Path(__file__).resolve().parents[1]
-SETTINGS = grid.settings(TINY)  # each cell's processes (dot_xx: its block's 3)
+SETTINGS = grid.settings(TINY)  # each cell's processes (dot_xx: its block's 2)
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 DEFAULT = ROOT / "config/config.yaml"
 
