@@ -354,6 +354,7 @@ def test_a_a_the_same_cell_measured_twice_is_not_judged_different(tmp_path):
 SPIN = "import os, sys; os.sched_setaffinity(0, {int(sys.argv[1])})\nwhile True: pass"
 
 
+@pytest.mark.serial  # the two readings agree only where the neighbour is the only load
 def test_a_neighbour_on_the_cells_cores_is_seen_by_both_readings_and_every_sample(measure_cli):
     """A process spinning on each of the cell's cores: the per-CPU reading and the sum of
     every other process's CPU time agree that about a core per core was taken, the cell is
