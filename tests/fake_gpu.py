@@ -16,11 +16,21 @@ import pytest
 from blockbench.measure.provenance import FAKE_GPU
 
 STUBS = Path(__file__).resolve().parent / "fake_gpu"
+# sitecustomize.py there makes a Python import only what the GPU machine's image has
+IMAGE = Path(__file__).resolve().parent / "gpu_image"
 NAME = "Fake H100 (tests)"
 
 
-def first_on(path: str | None) -> str:
-    return os.pathsep.join(p for p in (str(STUBS), path) if p)
+def first_on(path: str | None, folder: Path = STUBS) -> str:
+    return os.pathsep.join(p for p in (str(folder), path) if p)
+
+
+def image_env(base: dict[str, str] | None = None) -> dict[str, str]:
+    """`base` (default: this process's environment) for a subprocess that imports only the
+    GPU image's packages, as do the processes it starts (they inherit PYTHONPATH)."""
+    env = dict(os.environ if base is None else base)
+    env["PYTHONPATH"] = first_on(env.get("PYTHONPATH"), IMAGE)
+    return env
 
 
 def fake_gpu_env(base: dict[str, str] | None = None) -> dict[str, str]:

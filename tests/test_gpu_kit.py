@@ -14,13 +14,14 @@ import jsonschema
 import pandas as pd
 import pytest
 import yaml
+from fake_gpu import image_env
 from tiny import workflow_copy
 
 from blockbench.judge import aggregate, claim_rules
 from blockbench.judge.articles import load as load_articles
 from blockbench.measure import gpu_ready
 from blockbench.records import layout, store
-from blockbench.run import gpu_kit, grid
+from blockbench.run import gpu_kit, grid, kit_archive, kit_config, kit_estimate, run_order
 from blockbench.run.run_plan import Job
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,10 +48,10 @@ def gpu_parts() -> list[tuple[str, list[tuple[str, str, str]], int | None]]:
 
 
 def test_the_quick_grid_plans_every_gpu_part_in_three_rounds_at_full_float32():
-    config = gpu_kit.load_config()
+    config = kit_config.load_config()
     schema = yaml.safe_load((ROOT / "workflow/schemas/config.schema.yaml").read_text())
     jsonschema.validate(config, schema)
-    plan = gpu_kit.run_plan(config)
+    plan = kit_config.run_plan(config)
     parts = gpu_parts()
     assert {claim for claim, _, _ in parts} == set(GPU_CLAIMS)
     for claim, terms, size in parts:
@@ -74,11 +75,13 @@ def test_the_quick_grid_plans_every_gpu_part_in_three_rounds_at_full_float32():
 
 
 def dry_run_lines(*args: str) -> list[str]:
+    """The kit's dry run, on the GPU image's packages alone."""
     proc = subprocess.run(
         [sys.executable, str(ROOT / "scripts/gpu_run.py"), "--dry-run", *args],
         capture_output=True,
         text=True,
         timeout=120,
+        env=image_env(),
     )
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.splitlines()
@@ -103,6 +106,78 @@ def test_the_quick_dry_run_fits_its_first_stage_in_7_minutes_and_the_command_in_
 def test_the_full_gpu_grid_stays_for_a_longer_session():
     lines = dry_run_lines("--config", str(ROOT / "config/gpu.yaml"))
     assert "stencil" not in "\n".join(lines) and "first stage" in lines[-1]
+
+
+def test_the_kit_refuses_a_key_the_workflow_would_refuse_with_or_without_jsonschema(tmp_path):
+    typo = tmp_path / "typo.yaml"
+    typo.write_text("run_label: x\nsampling: {max_time: 1}\n")
+    with pytest.raises(grid.ConfigError, match=r"config key sampling.max_time: not a setting"):
+        kit_config.load_config(typo)
+    done = subprocess.run(  # on the GPU image's packages: the standard library's check
+        [sys.executable, str(ROOT / "scripts/gpu_run.py"), "--dry-run", "--config", str(typo)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=image_env(),
+    )
+    assert done.returncode == 2 and done.stderr.startswith("config key sampling.max_time: ")
+
+
+def quick_plan() -> tuple[dict, list[dict], object]:
+    config = kit_config.load_config()
+    return config, kit_config.claims(config), kit_config.run_plan(config)
+
+
+def test_the_blocks_that_decide_claims_are_measured_first_and_the_dry_run_says_by_when():
+    """B1, B2, C2, C3 and C5's blocks, every first-stage round of them, before C6's trend
+    blocks; the dry run says by when they are in, on the model."""
+    config, claim_list, plan = quick_plan()
+    model = config["kit"]["estimate"]
+    deciding = {c.key for c in run_order.deciding(plan.cells, claim_list)}
+    first = {n for n, u in plan.units.items() if deciding.intersection(u["cells"])}
+    jobs = plan.jobs()
+    first_trend = next(i for i, j in enumerate(jobs) if plan.unit(j.cell) not in first)
+    assert all(plan.unit(j.cell) not in first for j in jobs[first_trend:])
+    read_by = {
+        (t["device"], t["workload"], t["impl"], p["size"])
+        for c in claim_list
+        if c["id"] in ("B1", "B2", "C2", "C3", "C5")
+        for p in c["parts"]
+        if "size" in p and any(run_order.terms(p[s])[0]["device"] == "gpu" for s in ("num", "den"))
+        for s in ("num", "den")
+        for t in run_order.terms(p[s])
+    }
+    assert read_by and all(f"{d}/{w}/{i}/{n}" in deciding for d, w, i, n in read_by)
+    before = sum(kit_estimate.seconds(model, plan, jobs[:first_trend]).values())
+    assert kit_estimate.deciding_done_s(model, plan) == pytest.approx(before)
+    # the dry run says by when, on the model (its starts are a guess the kit re-plans)
+    minute = kit_estimate.first_minute_s(model, config)
+    said = next(line for line in dry_run_lines() if "decide claim parts are measured by" in line)
+    assert f"by {before + minute:.0f} s of the command" in said
+
+
+def test_a_short_window_leaves_out_trend_blocks_and_never_a_deciding_one():
+    config, claim_list, plan = quick_plan()
+    model = config["kit"]["estimate"]
+    deciding = {c.key for c in run_order.deciding(plan.cells, claim_list)}
+    jobs = plan.jobs()
+    first = {n for n, u in plan.units.items() if deciding.intersection(u["cells"])}
+    kept = [j for j in jobs if plan.unit(j.cell) in first]
+    must = sum(kit_estimate.seconds(model, plan, kept).values())
+    whole = sum(kit_estimate.seconds(model, plan, jobs).values())
+    assert kit_estimate.leave_out(model, plan, jobs, claim_list, whole + 1) == ([], whole)
+    out, kept = kit_estimate.leave_out(model, plan, jobs, claim_list, must + 1)
+    assert out and kept <= must + 1
+    assert not any(deciding.intersection(plan.units[n]["cells"]) for n in out)
+    # where even the deciding blocks would not fit, nothing is left out: the next part goes on
+    assert kit_estimate.leave_out(model, plan, jobs, claim_list, must / 2) == ([], whole)
+    # measured starts replace the model's, and only them
+    faster = kit_estimate.with_starts(model, {"gpu": 1.0, "cpu": 0.5})
+    assert (
+        faster["process_start_s"] == {"gpu": 1.0, "cpu": 0.5}
+        and model["process_start_s"]["gpu"] == 8.0
+    )
+    assert sum(kit_estimate.seconds(faster, plan, jobs).values()) < whole
 
 
 def measure_jobs_in_priority_order(dry_run: str, label: str) -> list[str]:
@@ -136,14 +211,14 @@ def test_the_kit_plans_the_processes_the_workflow_lists_in_the_same_order(tmp_pa
         timeout=300,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    config = gpu_kit.load_config(ROOT / "config" / config_file)
-    kit = [job.path(config["run_label"]) for job in gpu_kit.run_plan(config).jobs()]
+    config = kit_config.load_config(ROOT / "config" / config_file)
+    kit = [job.path(config["run_label"]) for job in kit_config.run_plan(config).jobs()]
     assert measure_jobs_in_priority_order(done.stdout, config["run_label"]) == kit
 
 
 def tiny_config(**changes) -> dict:
     """A few cells of each kind at tiny sizes and budgets: the kit's behaviour, not numbers."""
-    config = gpu_kit.load_config()
+    config = kit_config.load_config()
     config |= {
         "run_label": "kit-test",
         "repeats": 2,
@@ -178,13 +253,14 @@ def test_on_a_machine_without_a_gpu_the_quick_kit_says_why_in_one_line_and_measu
     tmp_path,
 ):
     work = tmp_path / "checkout"
-    for name in ("src", "config", "scripts"):
+    for name in ("src", "config", "scripts", "workflow"):
         shutil.copytree(ROOT / name, work / name, ignore=shutil.ignore_patterns("__pycache__"))
     done = subprocess.run(
         [sys.executable, str(work / "scripts/gpu_run.py"), "--out", str(tmp_path / "out")],
         capture_output=True,
         text=True,
         timeout=120,
+        env=image_env(),
     )
     assert done.returncode == gpu_kit.EXIT_NOT_READY
     lines = (done.stdout + done.stderr).strip().splitlines()
@@ -197,7 +273,7 @@ def test_on_a_machine_without_a_gpu_the_quick_kit_says_why_in_one_line_and_measu
 def test_the_kit_measures_decides_resumes_and_packs_on_cpu(tmp_path, monkeypatch):
     monkeypatch.setenv("BLOCKBENCH_LOCK", str(tmp_path / "lock"))
     config, out, device = tiny_config(), tmp_path / "out", tmp_path / "device"
-    plan = gpu_kit.run_plan(config)
+    plan = kit_config.run_plan(config)
     assert gpu_kit.run(config, out, root=device) == 0
     archive = out / "kit-test.tar.gz"
     with tarfile.open(archive) as tar:
@@ -206,7 +282,7 @@ def test_the_kit_measures_decides_resumes_and_packs_on_cpu(tmp_path, monkeypatch
     assert {"kit-test/kit.json", "kit-test/rounds.json", "kit-test/host_kind.json"} <= names
 
     home = tmp_path / "home"
-    raw = gpu_kit.unpack(archive, home)
+    raw = kit_archive.unpack(archive, home)
     records = [store.read_json(f) for f in layout.raw_files(raw)]
     for record in records:
         if record["cell"]["device"] == "gpu":
@@ -214,7 +290,7 @@ def test_the_kit_measures_decides_resumes_and_packs_on_cpu(tmp_path, monkeypatch
         else:
             assert record["status"] == "ok" and record["phases"]["steady"]["n"] >= 3
     aggregate.measurements(layout.raw_files(raw))  # the import validates every file
-    manifest = store.read_json(raw / gpu_kit.MANIFEST)
+    manifest = store.read_json(raw / kit_archive.MANIFEST)
     decision = manifest["decision"]
     assert manifest["complete"] and manifest["schema_validated"] is True
     # the decision as measured: every process it counts exists, and judging at home reads it
@@ -240,6 +316,34 @@ def test_the_kit_measures_decides_resumes_and_packs_on_cpu(tmp_path, monkeypatch
     assert gpu_kit.run(config, again, root=again, part_s=0, resume=archive) == 0
 
 
+def test_a_block_left_out_for_time_is_recorded_so_and_judged_not_run_at_home(tmp_path, monkeypatch):
+    """The kit's re-plan leaves a block out (here chosen for it): each of its first-stage
+    processes is recorded `unavailable` with the reason, no worker runs for it, the manifest
+    lists it, and at home its claim part reads not_run with the reason."""
+    from blockbench.judge.aggregate import cells, processes
+    from blockbench.judge.run_view import RunView
+
+    monkeypatch.setenv("BLOCKBENCH_LOCK", str(tmp_path / "lock"))
+    config = tiny_config()
+    plan = kit_config.run_plan(config)
+    gone = next(n for n, u in plan.units.items() if any(k.startswith("gpu/") for k in u["cells"]))
+    monkeypatch.setattr(kit_estimate, "leave_out", lambda *a: ([gone], 0.0))
+    assert gpu_kit.run(config, tmp_path / "out", root=tmp_path) == 0
+    raw = tmp_path / "results/raw/kit-test"
+    manifest = store.read_json(raw / kit_archive.MANIFEST)
+    assert manifest["left_out"] == {gone: plan.units[gone]["cells"]}
+    left = [j for j in plan.jobs() if plan.unit(j.cell) == gone]
+    for job in left:
+        record = store.read_json(tmp_path / job.path("kit-test"))
+        assert record["status"] == "unavailable" and not record["phases"]
+        assert record["reason"].startswith("left out for time: ")
+    proc = processes(layout.raw_files(raw))
+    view = RunView(cells(proc), proc, "kit-test")
+    cell = left[0].cell
+    term = {"device": cell.device, "workload": cell.workload, "impl": cell.impl}
+    assert "is unavailable: left out for time" in view.why_missing(term, cell.size)
+
+
 def test_a_part_resumed_on_another_kind_of_host_stops_with_one_line(tmp_path, monkeypatch):
     monkeypatch.setenv("BLOCKBENCH_LOCK", str(tmp_path / "lock"))
     config = tiny_config(
@@ -258,6 +362,18 @@ def test_a_part_resumed_on_another_kind_of_host_stops_with_one_line(tmp_path, mo
 
 # ---- the rehearsal: the quick kit end to end on the CPU, the GPU faked ----------------------
 
+
+def documented_command() -> tuple[list[str], dict[str, str]]:
+    """docs/gpu.md's command for the GPU machine, as words and the variables it sets, up to
+    its `--out`: the rehearsal runs this command, not one of its own."""
+    text = (ROOT / "docs/gpu.md").read_text()
+    line = re.search(r"^(\S+=\S+ )*python3 .*scripts/gpu_run.py .*--out", text, re.M).group(0)
+    words = line.split()
+    given = dict(w.split("=", 1) for w in words if "=" in w and not w.startswith("-"))
+    command = [w for w in words if w.split("=")[0] not in given][:-1]
+    return command, {k: v for k, v in given.items() if not v.isupper()}  # COMMIT: a blank
+
+
 # The articles' sizes, scaled down: the claims keep their parts, at sizes that take
 # milliseconds (config `claims` points at the rescaled copy).
 TINY_SIZES = {10000: 96, 5000: 64, 1000: 32, 10_000_000: 4000, 1_000_000: 2000, 100_000: 1000}
@@ -267,7 +383,7 @@ def rehearsal_checkout(tmp_path: Path) -> tuple[Path, Path]:
     """A copy of the checkout as a GPU machine gets it (no .git, nothing installed), with the
     quick grid and the GPU claims at tiny sizes; returns it and the grid's config file."""
     work = tmp_path / "checkout"
-    for name in ("src", "config", "scripts"):
+    for name in ("src", "config", "scripts", "workflow"):
         shutil.copytree(ROOT / name, work / name, ignore=shutil.ignore_patterns("__pycache__"))
     claims = yaml.safe_load((ROOT / "config/claims.yaml").read_text())
     for claim in claims:
@@ -302,22 +418,39 @@ def test_the_quick_kit_rehearsed_end_to_end_on_a_faked_gpu(tmp_path, monkeypatch
     from blockbench.run import stages
 
     work, config_file = rehearsal_checkout(tmp_path)
-    env = fake_gpu_env() | {"BLOCKBENCH_LOCK": str(tmp_path / "lock")}
-    env["BLOCKBENCH_GIT_COMMIT"] = "0" * 40
-    kit = [sys.executable, str(work / "scripts/gpu_run.py"), "--config", str(config_file)]
+    # docs/gpu.md's command, on the tiny grid; the kit and its workers on the GPU image's
+    # packages alone (tests/gpu_image), with the GPU faked
+    env = image_env(fake_gpu_env()) | {"BLOCKBENCH_LOCK": str(tmp_path / "lock")}
+    command, given = documented_command()
+    env |= given | {"BLOCKBENCH_GIT_COMMIT": "0" * 40}
+    kit = [sys.executable, *command[1:], "--config", str(config_file)]
     done = subprocess.run(
-        [*kit, "--out", str(tmp_path / "out")], env=env, capture_output=True, text=True, timeout=240
+        [*kit, "--out", str(tmp_path / "out")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        cwd=work,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     said = done.stdout
+    # the first minute's screen: the GPU and its software, the precision measured, the
+    # re-plan with the starts measured here, the order of the blocks
     assert f"GPU ready: {NAME}" in said and "CUDA's libraries loaded" in said
-    assert f"smoke cell {gpu_kit.SMOKE.key}: ok" in said
+    assert "no jsonschema here: records are written unvalidated" in said
+    assert f"smoke cell {kit_estimate.SMOKE.key}: ok" in said
+    assert f"smoke cell {kit_estimate.SMOKE_CPU.key}: ok" in said
     assert "matmul precision measured float32" in said and "NVML before: SM" in said
+    assert re.search(r"re-plan: worker starts measured here CPU [\d.]+ s, GPU [\d.]+ s", said)
+    assert "blocks in the order measured: " in said
+    # everything said is in the log the output folder brings back
+    log = (tmp_path / "out/rehearsal.log").read_text()
+    assert all(line in log for line in said.splitlines())
 
     # the archive: every process of the plan as decided, and what the run was decided with
-    config = gpu_kit.load_config(config_file, ROOT / "config/config.yaml")
+    config = kit_config.load_config(config_file, ROOT / "config/config.yaml")
     config["claims"] = str(work / config["claims"])
-    plan = gpu_kit.run_plan(config)
+    plan = kit_config.run_plan(config)
     archive = tmp_path / "out/rehearsal.tar.gz"
     assert archive.stat().st_size < 16 * 2**20
     with tarfile.open(archive) as tar:
@@ -326,6 +459,9 @@ def test_the_quick_kit_rehearsed_end_to_end_on_a_faked_gpu(tmp_path, monkeypatch
     assert extras <= names, extras - names
     manifest_in = store.read_json(work / "results/raw/rehearsal/kit.json")
     decision = manifest_in["decision"]
+    assert manifest_in["schema_validated"] is False  # the image has no jsonschema
+    assert set(manifest_in["starts_s"]) == {"cpu", "gpu"}
+    assert manifest_in["order"] == kit_estimate.unit_order(plan)
     jobs = plan.jobs(decision["rounds"])
     assert {j.path("rehearsal").removeprefix("results/raw/rehearsal/") for j in jobs} <= names
     assert len(jobs) >= len(plan.jobs()) == 2 * len(plan.cells)
@@ -336,6 +472,7 @@ def test_the_quick_kit_rehearsed_end_to_end_on_a_faked_gpu(tmp_path, monkeypatch
         [*kit, "--unpack", str(archive)], capture_output=True, text=True, timeout=60
     )
     assert unpacked.returncode == 0 and "check_gpu=false" in unpacked.stdout, unpacked.stderr
+    assert "each valid against the schema" in unpacked.stdout
     raw = work / "results/raw/rehearsal"
     records = [store.read_json(f) for f in layout.raw_files(raw)]
     for record in records:

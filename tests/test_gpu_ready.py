@@ -84,6 +84,12 @@ def machine(monkeypatch):
         ),
         (
             "/usr/bin/nvidia-smi",
+            ("jax-cuda13-plugin 0.9.1", gpu_ready.PLUGINS["jax-cuda13-plugin"]),
+            fake_run((0, "580.159.04, NVIDIA H100 80GB HBM3\n")),
+            "plugin of another release: jax-cuda13-plugin 0.9.1 beside jaxlib ",
+        ),
+        (
+            "/usr/bin/nvidia-smi",
             CUDA12,
             fake_run((0, H100), (1, "", CUDA_FAILED)),
             "no GPU visible to JAX: RuntimeError: jaxlib/cuda/versions_helpers.cc:135: operation "
@@ -96,6 +102,7 @@ def machine(monkeypatch):
         "old driver",
         "no device",
         "cpu-only jaxlib",
+        "plugin of another release",
         "jax sees none",
     ],
 )
@@ -103,6 +110,13 @@ def test_each_cause_is_its_own_line(machine, smi_path, plugin, run, says):
     machine(smi_path, plugin)
     _, reason = gpu_ready.check(run)
     assert reason.startswith(says) and "\n" not in reason, reason
+
+
+def test_with_both_plugins_installed_the_check_reads_the_one_jax_loads(monkeypatch):
+    """jaxlib tries the CUDA 13 plugin before the CUDA 12 one: its driver floor applies."""
+    installed = {"jax-cuda12-plugin": "0.11.2", "jax-cuda13-plugin": "0.11.2"}
+    monkeypatch.setattr(gpu_ready.importlib.metadata, "version", installed.__getitem__)
+    assert gpu_ready.installed_plugin() == ("jax-cuda13-plugin 0.11.2", (580, 65, 6))
 
 
 def test_a_ready_machine_writes_what_it_read(machine, monkeypatch, tmp_path, capsys):

@@ -13,7 +13,6 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import numpy as np
 import pandas as pd
 
@@ -21,7 +20,7 @@ from blockbench.errors import InputError
 from blockbench.judge import uncertainty
 from blockbench.measure import provenance
 from blockbench.measure.stats import kept_samples, wilson
-from blockbench.records.store import SCHEMA_VERSION, read_json, validate
+from blockbench.records.store import SCHEMA_VERSION, SchemaError, read_json, validate
 from blockbench.workloads.registry import WORKLOADS, impls_of
 
 CELL = ["run_label", "device", "workload", "impl", "size"]
@@ -81,11 +80,8 @@ def read_record(path: Path) -> dict[str, Any]:
         )
     try:
         validate(record)
-    except jsonschema.ValidationError as exc:
-        where = "/".join(str(p) for p in exc.absolute_path) or "the top level"
-        raise ResultFileError(
-            f"{path}: not a blockbench measurement (schema): at {where}: {exc.message}"
-        ) from exc
+    except SchemaError as exc:
+        raise ResultFileError(f"{path}: not a blockbench measurement (schema): {exc}") from exc
     return record
 
 

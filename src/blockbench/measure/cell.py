@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from blockbench.measure import core_speed, cores, harness, provenance
+from blockbench.measure import core_speed, cores, harness, jax_compat, provenance
 from blockbench.measure.disturbance import INSIDE, OUTSIDE, Probe
 from blockbench.measure.probe import safe
 from blockbench.measure.sampling import (
@@ -250,7 +250,7 @@ def phase_plan(
         args = host_args if impl.host_inputs else harness.block(jax.device_put(host_args, dev))
         call = harness.jitted(impl)
         output = cache(lambda: harness.output_of(call, args, example()))
-        cold = (requested or dev.platform) != "cpu"
+        cold = (requested or jax_compat.platform(dev)) != "cpu"
         first = Phase(
             "first_call",
             lambda: harness.first_call(impl, args),

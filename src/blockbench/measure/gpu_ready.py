@@ -22,10 +22,12 @@ from pathlib import Path
 from blockbench.measure.provenance import fake_gpu
 from blockbench.records.store import write_json_atomic
 
-# The CUDA plugins JAX publishes, by the distribution that carries them, and the oldest driver
-# each runs on (JAX's installation guide: >= 525.60.13 for CUDA 12 on Linux, which NVIDIA's
-# minor-version compatibility extends to every CUDA 12 wheel; CUDA 13 needs the R580 driver).
-PLUGINS = {"jax-cuda12-plugin": (525, 60, 13), "jax-cuda13-plugin": (580, 65, 6)}
+# The CUDA plugins JAX publishes, by the distribution that carries them, in the order jaxlib
+# tries them (CUDA 13 first: with both installed, JAX runs 13's), and the oldest driver each
+# runs on. JAX's installation guide says >= 525 for CUDA 12 and >= 580 for CUDA 13 on Linux;
+# the minor numbers are NVIDIA's for each toolkit (525.60.13, the floor of CUDA 12's
+# minor-version compatibility; 580.65.06, CUDA 13.0's).
+PLUGINS = {"jax-cuda13-plugin": (580, 65, 6), "jax-cuda12-plugin": (525, 60, 13)}
 SMI_QUERY = ["--query-gpu=driver_version,name", "--format=csv,noheader"]
 JAX_QUERY = "import jax, json; print(json.dumps([str(d) for d in jax.devices({!r})]))"
 TIMEOUT_S = 120
@@ -51,6 +53,7 @@ class Facts:
     gpus: list[str] = field(default_factory=list)
     jax_devices: list[str] = field(default_factory=list)
     jax_error: str | None = None
+    jaxlib: str | None = None  # jaxlib's version: a plugin of another release is ignored
     faked: bool = False  # the test-only fake GPU (provenance.FAKE_GPU): JAX's CPU device
 
 
@@ -138,6 +141,13 @@ def cause(facts: Facts, floor: tuple[int, ...] | None) -> str | None:
             f"CPU-only jaxlib: no CUDA plugin is installed in {sys.prefix}; "
             "install requirements-cuda12.lock (python3 scripts/bootstrap.py run --gpu does)"
         )
+    name, version = facts.plugin.split()
+    # (the fake GPU's plugin is a stub's metadata, of the GPU image's release)
+    if facts.jaxlib and version != facts.jaxlib and not facts.faked:
+        return (
+            f"plugin of another release: {name} {version} beside jaxlib {facts.jaxlib}, which "
+            "JAX does not load: install the plugin of jaxlib's release"
+        )
     return None
 
 
@@ -147,6 +157,10 @@ def check(run=None) -> tuple[Facts, str | None]:
     facts = Facts(faked=bool(fake_gpu("gpu")))
     found = installed_plugin()
     facts.plugin, floor = found if found else (None, None)
+    try:
+        facts.jaxlib = importlib.metadata.version("jaxlib")
+    except importlib.metadata.PackageNotFoundError:
+        facts.jaxlib = None
     read_smi(facts, run)
     reason = cause(facts, floor)
     if reason is None:

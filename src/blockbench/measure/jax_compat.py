@@ -1,7 +1,9 @@
-"""Where JAX's API differs between the releases blockbench measures (0.4.13 to 0.10.2).
+"""Where JAX's API differs between the releases blockbench measures (0.4.13 to 0.12).
 
 The measurement code calls these instead of the newest spelling, so that one harness runs
-unchanged on every release of `jax_versions`; each shim says which releases need it.
+unchanged on every release of `jax_versions` and on a GPU machine's own JAX (0.11.2 on the
+lent GPU image); each shim says which releases need it. What was checked in JAX's changelog
+and source from 0.10.2 on is in docs/gpu.md ("Which JAX").
 """
 
 from collections.abc import Callable
@@ -29,9 +31,24 @@ def lower(fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
     return jitted.lower(*args)
 
 
+# jaxlib names CUDA and ROCm devices "gpu" through a shim its source marks for removal; a
+# release without it would say "cuda" (or "rocm"): both are the `gpu` device kind here.
+GPU_PLATFORMS = ("gpu", "cuda", "rocm")
+
+
+def platform(dev: Any) -> str:
+    """A device's platform as blockbench names devices: cpu, gpu or tpu."""
+    return "gpu" if dev.platform in GPU_PLATFORMS else str(dev.platform)
+
+
 def option(name: str) -> Any:
     """A `jax.config` option's value, None where the release has no such option (the
-    persistent-cache options came and were renamed over 0.4.x)."""
+    persistent-cache options came and were renamed over 0.4.x). Read from the registry of
+    values (`jax.config.values`) where the release has one, so that no change in how options
+    are reached as attributes reads as an unset option; else as an attribute."""
+    values = getattr(jax.config, "values", None)
+    if isinstance(values, dict) and name in values:
+        return values[name]
     return getattr(jax.config, name, None)
 
 

@@ -191,6 +191,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="what the workflow's patch of Snakemake's scheduler did (blockbench.run."
         "scheduler_patch), recorded with the measurement: unpatched, Snakemake's timers take CPU",
     )
+    p.add_argument(
+        "--not-run",
+        default="",
+        metavar="REASON",
+        help="record the process as unavailable for REASON without starting a worker (the GPU "
+        "kit's blocks left out for time)",
+    )
     return p.parse_args(argv)
 
 
@@ -222,6 +229,7 @@ def params_of(args: argparse.Namespace) -> MeasureParams:
         lock_dir=str(args.cluster_lock_dir or ""),
         jax_env=str(args.jax_env or ""),
         scheduler_patch=args.scheduler_patch,
+        not_run=args.not_run,
     )
 
 
@@ -312,7 +320,8 @@ def timed_out(partial: dict[str, Any], budget_s: float) -> dict[str, Any]:
 
 
 def unavailable(reason: str) -> dict[str, Any]:
-    """A cell its JAX release cannot run at all (its environment could not be made)."""
+    """A process that is not run: its JAX release cannot run at all (its environment could
+    not be made), or the GPU kit left its block out for time."""
     return {
         "status": "unavailable",
         "reason": reason,
@@ -388,7 +397,9 @@ def main(argv: list[str] | None = None) -> int:
         env = read_json(params.jax_env) if params.jax_env else None
         planned = env["jax_version"] if env else installed_jax()
         load, state = HostLoad(spec.cores), host_state.read(spec.cores)
-        if env and not env["usable"]:
+        if params.not_run:
+            outcome = unavailable(params.not_run)
+        elif env and not env["usable"]:
             outcome = unavailable(env["reason"])
         else:
             outcome = run_worker(
@@ -437,8 +448,7 @@ def main(argv: list[str] | None = None) -> int:
         + version_warnings(record, planned)
         + host_state.speed_warnings(state["before"], state["after"])
     )
-    if can_validate():
-        validate(record)
+    validate(record)
     write_json_atomic(args.out, record)
     steady = record["phases"].get("steady", {}).get("median_s")
     shown = f", steady median {steady:.3g} s" if steady is not None else ""

@@ -326,7 +326,9 @@ def float32_matmul(platform: str, compute_capability: str | None, precision: str
 
 
 def describe_device(dev: Any) -> str:
-    return f"{dev.platform}:{dev.id} ({dev.device_kind})"
+    from blockbench.measure import jax_compat
+
+    return f"{jax_compat.platform(dev)}:{dev.id} ({dev.device_kind})"
 
 
 class FakedGpu:
@@ -343,13 +345,16 @@ class FakedGpu:
 def device(dev: Any, requested: str = "") -> dict[str, Any]:
     """The device a cell ran on (`requested`: the cell's device, where the test-only fake
     GPU runs it on the CPU device); `model` names it whatever its platform."""
+    from blockbench.measure import jax_compat
+
     faked = fake_gpu(requested)
     if faked:
         dev = FakedGpu(dev, faked)
-    info: dict[str, Any] = {"platform": dev.platform, "id": dev.id, "device_kind": dev.device_kind}
+    kind = jax_compat.platform(dev)
+    info: dict[str, Any] = {"platform": kind, "id": dev.id, "device_kind": dev.device_kind}
     if faked:
         info["faked"] = True
-    if dev.platform == "cpu":
+    if kind == "cpu":
         info["model"] = safe(cpu_model)
     else:
         info["model"] = dev.device_kind
@@ -358,14 +363,14 @@ def device(dev: Any, requested: str = "") -> dict[str, Any]:
             keys = ("bytes_limit", "bytes_in_use", "peak_bytes_in_use", "bytes_reservable_limit")
             info["memory_stats"] = {k: stats[k] for k in keys if k in stats}
     info["float32_matmul_inferred"] = float32_matmul(
-        dev.platform,
+        kind,
         getattr(dev, "compute_capability", None),
         matmul_precision(),
     )
-    if dev.platform != "cpu":
+    if kind != "cpu":
         # the CUDA (or TPU runtime) version JAX's plugin runs with, as JAX reports it
         info["platform_version"] = safe(lambda: str(dev.client.platform_version))
-    if dev.platform == "gpu":
+    if kind == "gpu":
         info["compute_capability"] = getattr(dev, "compute_capability", None)
         info["nvml"] = safe(lambda: nvml_gpu(cuda_pci_bus_id(cuda_ordinal(dev))))
     return info

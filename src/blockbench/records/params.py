@@ -35,6 +35,9 @@ class MeasureParams:
     jax_env: str = ""
     # what the workflow's patch of Snakemake's scheduler did (blockbench.run.scheduler_patch)
     scheduler_patch: str = ""
+    # why this process is not measured (the GPU kit left its block out for time): no worker
+    # starts, and the record is `unavailable` with this reason
+    not_run: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         """Plain values (Snakemake params, JSON)."""
@@ -70,6 +73,7 @@ class MeasureParams:
             "cluster-lock-dir": self.lock_dir,
             "jax-env": self.jax_env,
             "scheduler-patch": self.scheduler_patch,
+            "not-run": self.not_run,
         }
         for flag, value in optional.items():
             if value:

@@ -1,6 +1,5 @@
 """Reading and writing measurement JSON: atomic writes, and the schema every file obeys."""
 
-import importlib.util
 import json
 import os
 import tempfile
@@ -18,11 +17,24 @@ def schema() -> dict[str, Any]:
     return json.loads(SCHEMA_PATH.read_text())
 
 
+class SchemaError(ValueError):
+    """A record that breaks the published contract: where in it, and what."""
+
+    def __init__(self, where: str, message: str) -> None:
+        super().__init__(f"at {where}: {message}")
+        self.where, self.message = where, message
+
+
+@cache
 def can_validate() -> bool:
-    """Whether jsonschema is installed. The GPU image has no jsonschema: there a record is
-    written unvalidated, says so (`provenance.config.schema_validated`), and is validated
-    when the tables read it at home (aggregate.read_record), as every file is."""
-    return importlib.util.find_spec("jsonschema") is not None
+    """Whether jsonschema is installed. The GPU machine's image has none: there a record is
+    written unvalidated and says so (`provenance.config.schema_validated`); the kit's
+    `--unpack` validates every record at home before any table is built."""
+    try:
+        import jsonschema  # noqa: F401 (the validator imports it again, from the cache)
+    except ImportError:
+        return False
+    return True
 
 
 @cache
@@ -37,13 +49,17 @@ def _validator() -> Any:
 
 
 def validate(record: dict[str, Any]) -> None:
-    """Raise jsonschema.ValidationError if the record breaks the published contract (the
-    most relevant error, as `jsonschema.validate` would raise it)."""
+    """Raise SchemaError (the most relevant error, as `jsonschema.validate` picks it) if the
+    record breaks the schema; where jsonschema is not installed, check nothing (callers that
+    must not skip the check ask `can_validate` first)."""
+    if not can_validate():
+        return
     import jsonschema
 
     error = jsonschema.exceptions.best_match(_validator().iter_errors(record))
     if error is not None:
-        raise error
+        where = "/".join(str(p) for p in error.absolute_path) or "the top level"
+        raise SchemaError(where, error.message)
 
 
 def write_json_atomic(path: Path, data: Any) -> None:

@@ -2,323 +2,62 @@
 
 It is for a machine without Snakemake or a package registry, that may limit how long one
 command runs, and from which only a few files come back. It measures the run plan the
-workflow would (blockbench.run.run_plan: the same processes, order and settings) through
-the workflow's own command (parent.main), in the order of a run:
+workflow would (blockbench.run.run_plan: the same processes and settings) through the
+workflow's own command (parent.main), in the order of a run:
 
-1. the first minute: `gpu_ready`, one throwaway GPU process that loads CUDA's libraries
-   (so that no measured first call pays for a cold disk), and one short cell through every
-   GPU phase, summarised in a few lines; a machine that fails any of it stops there, with
-   one line naming the cause, before the grid;
-2. the first stage, then the rounds decision (blockbench.judge.stopping, the workflow's
-   checkpoint), sized to the time left, then the added rounds it asks for while time is
-   left. The decision, cut to what was measured, is final: it travels in the archive's
-   manifest, and judging at home never asks for a GPU round that was not measured.
+1. the first minute (blockbench.run.kit_first_minute): the GPU checked, a GPU and a CPU
+   worker's start timed; a machine that fails any of it stops there, with one line naming
+   the cause, before the grid;
+2. the re-plan (blockbench.run.kit_estimate): the first stage estimated with the starts
+   measured here; where it would not fit the part, whole blocks that decide no claim part
+   are left out, least needed first, and recorded as such;
+3. the first stage, the blocks that decide claims first (config `deciding_first`), then the
+   rounds decision (blockbench.judge.stopping, the workflow's checkpoint), sized to the time
+   left, then the added rounds it asks for while time is left. The decision, cut to what was
+   measured, is final: it travels in the archive's manifest, and judging at home never asks
+   for a GPU round that was not measured.
 
-Every process's JSON is packed into one archive after it is written; the command run again
-resumes from what exists (or from an archive, on a fresh machine). At home the archive
-unpacks into results/raw/<run_label>/, where the workflow finds every cell measured and only
-builds tables, figures and claims.
+Every process's JSON is packed into one archive after it is written (blockbench.run.
+kit_archive); the command run again resumes from what exists (or from an archive, on a
+fresh machine). At home the archive unpacks into results/raw/<run_label>/, where the
+workflow finds every cell measured and only builds tables, figures and claims.
 """
 
 import argparse
-import os
-import subprocess
 import sys
-import tarfile
 import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
-import yaml
-
-from blockbench.judge import articles, claim_rules
-from blockbench.measure import gpu_ready, parent
-from blockbench.measure.sampling import SINGLE_CALL_WALL_S
+from blockbench.errors import InputError
+from blockbench.measure import parent
 from blockbench.records import layout, store
-from blockbench.records.params import MeasureParams
-from blockbench.records.spec import EXIT_WRONG_HOST, StopRule
-from blockbench.run import grid, stages
-from blockbench.run.grid import ACCELERATORS, Cell
+from blockbench.records.spec import EXIT_WRONG_HOST
+from blockbench.run import grid, kit_estimate, stages
+from blockbench.run.grid import Cell
+from blockbench.run.kit_archive import MANIFEST, pack, unpack, validated, versions
+from blockbench.run.kit_config import (
+    QUICK_CONFIG,
+    ROOT,
+    claims,
+    claims_files,
+    load_config,
+    run_plan,
+)
+from blockbench.run.kit_first_minute import first_minute, gated
 from blockbench.run.run_plan import Job, RunPlan
-from blockbench.workloads.registry import STYLE_PHASES, WORKLOADS, impls_of
 
-ROOT = Path(__file__).resolve().parents[3]
-BASE_CONFIG = ROOT / "config" / "config.yaml"
-QUICK_CONFIG = ROOT / "config" / "gpu-quick.yaml"
-MANIFEST = layout.KIT_MANIFEST
 # Kept free at the end of a part: the last archive and the exit.
 PACK_RESERVE_S = 10.0
 EXIT_NOT_READY = 1  # the first minute failed: nothing of the grid was measured
 EXIT_MORE_PARTS = 75  # EX_TEMPFAIL: this part ended in time, first-stage cells remain
-# Phases timed one call per sample, without a warm-up (blockbench.cell.phase_plan).
-ONE_CALL = ("trace_lower", "compile", "first_call")
-# The first minute's cell: a jit product, every GPU phase, small enough to take seconds.
-SMOKE = Cell("gpu", "matmul", "jax_jit", 1024)
-SMOKE_FILE = "smoke.json"
-# Loads the CUDA plugin, cuBLAS and the compiler from disk once, in a process of its own.
-THROWAWAY = (
-    "import jax, jax.numpy as jnp; d = jax.devices()[0]; "
-    "x = jax.device_put(jnp.ones((256, 256)), d); print(d, float(jnp.dot(x, x)[0, 0]))"
-)
-
-
-def merged(base: dict[str, Any], overlay: dict[str, Any]) -> dict[str, Any]:
-    """`overlay` over `base` as Snakemake merges a --configfile: mappings merge key by key,
-    anything else (a list of workloads) replaces."""
-    out = dict(base)
-    for key, value in overlay.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = merged(out[key], value)
-        else:
-            out[key] = value
-    return out
-
-
-def load_config(overlay: Path = QUICK_CONFIG, base: Path = BASE_CONFIG) -> dict[str, Any]:
-    config = merged(yaml.safe_load(base.read_text()), yaml.safe_load(overlay.read_text()))
-    grid.check(config)
-    return config
-
-
-def claims_files(config: dict[str, Any]) -> list[Path]:
-    """The config's claims files, in the checkout the kit runs from."""
-    return [ROOT / f for f in claim_rules.claims_files(config["claims"])]
-
-
-def run_plan(config: dict[str, Any]) -> RunPlan:
-    """The workflow's plan of this config (rules/common.smk makes the same)."""
-    claims = claim_rules.load(claims_files(config), articles.load(ROOT / config["articles"]))
-    return RunPlan(config, claims)
-
-
-# ---- the time model (an estimate; config `kit.estimate`) ----------------------------------
-
-
-def _device(cell: Cell) -> str:
-    return "gpu" if cell.device in ACCELERATORS else "cpu"
-
-
-def call_s(model: dict[str, Any], cell: Cell) -> float:
-    rate = model["throughput"][_device(cell)][cell.workload]
-    return model["call_overhead_s"][_device(cell)] + WORKLOADS[cell.workload].work(cell.size) / rate
-
-
-def phase_s(model: dict[str, Any], cell: Cell, phase: str, rule: StopRule) -> float:
-    """A phase's worst case under the stop rule: calibration to `sample_time_s`, then
-    samples until the floor is in and the time cap is reached (one call each for costly
-    phases, one cold first call on an accelerator, one for NumPy)."""
-    call = call_s(model, cell)
-    sample = max(call, rule.sample_time_s)
-    if phase in ONE_CALL:
-        once = phase == "first_call" and (
-            _device(cell) == "gpu" or impls_of(cell.workload)[cell.impl].style == "numpy"
-        )
-        one = model["compile_s"][_device(cell)] + call
-        return (1 if once or one >= rule.long_sample_s else rule.min_samples) * one
-    # warm-up: `warmup` calls, and calls until `warmup_s` has passed (the last may run over);
-    # on a GPU each repeated-call phase warms its clocks up for `accelerator_warmup_s`
-    warm_s = rule.accelerator_warmup_s if _device(cell) == "gpu" else rule.warmup_s
-    warm = max(rule.warmup * call, warm_s + call) if rule.warmup else 0.0
-    if phase == "dispatch":
-        return warm + max(min(30 * call, SINGLE_CALL_WALL_S), rule.min_samples * call)
-    if call >= rule.long_sample_s:  # one clean sample stands for the process
-        return warm + call
-    return warm + 3 * sample + max(rule.min_samples * sample, rule.max_time_s)
-
-
-def process_s(model: dict[str, Any], cell: Cell, params: MeasureParams) -> float:
-    """The model's seconds for one worker process of `cell`."""
-    style = impls_of(cell.workload)[cell.impl].style
-    phases = [p for p in STYLE_PHASES[style] if params.phases is None or p in params.phases]
-    start = model["process_start_s"][_device(cell)] + call_s(model, cell)  # + the check's call
-    return start + sum(phase_s(model, cell, p, params.rule) for p in phases)
-
-
-def first_minute_s(model: dict[str, Any], config: dict[str, Any]) -> float:
-    """The checks before the grid: gpu_ready's JAX process, the throwaway one, the smoke cell."""
-    gpu_start = model["process_start_s"]["gpu"]
-    return 2 * gpu_start + process_s(model, SMOKE, smoke_params(config))
-
-
-def smoke_params(config: dict[str, Any]) -> MeasureParams:
-    """A short look at every phase: the run's precision and seed, little sampling."""
-    rule = StopRule(min_samples=3, min_time_s=0.0, max_time_s=0.05, warmup_s=0.2)
-    return MeasureParams(
-        budget_s=120.0,
-        seed=config["seed"],
-        matmul_precision=config["matmul_precision"],
-        rule=rule,
-    )
-
-
-def dry_run(config: dict[str, Any], say: Callable[[str], None] = print) -> dict[str, float]:
-    """List the first stage's cells with their rounds, phases and estimated seconds; say
-    what the first minute, the first stage and the whole command take on the model."""
-    plan, model = run_plan(config), config["kit"]["estimate"]
-    per_cell: dict[Cell, float] = {}
-    for job in plan.jobs():
-        per_cell[job.cell] = per_cell.get(job.cell, 0.0) + process_s(
-            model, job.cell, plan.params(job)
-        )
-    say(f"{'device':6} {'workload':8} {'impl':16} {'size':>9} {'rounds':>6}  {'est. s':>7}  phases")
-    for cell, seconds in sorted(per_cell.items()):
-        phases = ",".join(plan.phases[cell]) if plan.phases[cell] else "all"
-        name = f"{cell.device:6} {cell.workload:8} {cell.impl:16} {cell.size:>9}"
-        say(f"{name} {plan.first[cell]:>6}  {seconds:7.1f}  {phases}")
-    first = sum(per_cell.values())
-    checks = first_minute_s(model, config) if gated(config, plan) else 0.0
-    part = config["kit"]["part_s"]
-    on_gpu = sum(1 for c in per_cell if c.device in ACCELERATORS)
-    say(
-        f"{len(per_cell)} cells ({on_gpu} GPU, {len(per_cell) - on_gpu} CPU), "
-        f"{len(plan.jobs())} processes in the first stage, at least "
-        f"{min(plan.first.values(), default=0)} rounds a cell, run label {config['run_label']}"
-    )
-    say(
-        f"estimated on {model['machine']} (a model, config kit.estimate, not a measurement): "
-        f"first minute's checks {checks:.0f} s, first stage {first / 60:.1f} min, the two "
-        f"{(checks + first) / 60:.1f} min; added rounds fill the rest of --part-s "
-        f"({part / 60:.1f} min in all)"
-    )
-    return {"checks_s": checks, "first_stage_s": first, "part_s": part}
-
-
-# ---- the first minute --------------------------------------------------------------------
-
-
-def gated(config: dict[str, Any], plan: RunPlan) -> bool:
-    """Whether the run has GPU cells and checks the GPU before them (config `check_gpu`)."""
-    return bool(config["check_gpu"]) and any(c.device == "gpu" for c in plan.cells)
-
-
-def throwaway() -> str | None:
-    """One GPU process that loads CUDA's libraries and runs a product; the cause if it fails."""
-    env = {**os.environ, "JAX_PLATFORMS": gpu_ready.jax_platforms("gpu").split(",")[0]}
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(parent.SRC), env.get("PYTHONPATH")) if p)
-    try:
-        done = subprocess.run(
-            [sys.executable, "-c", THROWAWAY],
-            capture_output=True,
-            text=True,
-            timeout=gpu_ready.TIMEOUT_S,
-            env=env,
-        )
-    except (OSError, subprocess.SubprocessError) as exc:
-        return f"a first GPU process failed: {exc}"
-    if done.returncode != 0:
-        said = done.stderr.strip().splitlines() or [f"exit status {done.returncode}"]
-        return f"a first GPU process failed: {said[-1]}"
-    return None
-
-
-def summary(record: dict[str, Any]) -> list[str]:
-    """The smoke cell in a few lines: what a person checks before trusting the grid."""
-    prov = record.get("provenance", {})
-    device = prov.get("device") or {}
-    after = prov.get("device_after") or {}
-    packages = prov.get("software", {}).get("packages", {})
-    check = record.get("check") or {}
-    phases = record.get("phases", {})
-
-    def nvml(d: dict[str, Any]) -> str:
-        n = d.get("nvml") if isinstance(d.get("nvml"), dict) else {}
-        clocks = (n.get("clocks_mhz") or {}).get("sm")
-        return f"SM {clocks} MHz, {n.get('temperature_c')} C, {n.get('power_w')} W"
-
-    memory = (after.get("memory_stats") or {}).get("peak_bytes_in_use")
-    jax = {k: v for k, v in packages.items() if k.startswith("jax")}
-    return [
-        f"smoke cell {SMOKE.key}: {record.get('status')} {record.get('reason', '')}".rstrip(),
-        f"  device {device.get('model')}; matmul precision measured "
-        f"{check.get('matmul_precision_measured', 'unknown')} (asked "
-        f"{prov.get('jax', {}).get('matmul_precision')})",
-        f"  {', '.join(f'{k} {v}' for k, v in sorted(jax.items()))}; CUDA "
-        f"{device.get('platform_version')}; driver {(device.get('nvml') or {}).get('driver')}",
-        f"  NVML before: {nvml(device)}; after: {nvml(after)}; peak memory {memory} bytes",
-        "  phases: "
-        + ", ".join(f"{name} {p.get('median_s', 0):.3g} s" for name, p in phases.items()),
-    ]
-
-
-def first_minute(config: dict[str, Any], raw: Path, say: Callable[[str], None]) -> str | None:
-    """gpu_ready, the throwaway process, the smoke cell; the one line naming a failure."""
-    facts, reason = gpu_ready.check()
-    if reason is not None:
-        return f"GPU not ready: {reason}"
-    raw.mkdir(parents=True, exist_ok=True)
-    store.write_json_atomic(raw / Path(layout.GPU_READY).name, {**vars(facts), "ready": True})
-    say(f"GPU ready: {', '.join(facts.gpus)}; driver {facts.driver}; {facts.plugin}")
-    t0 = time.monotonic()
-    if (failed := throwaway()) is not None:
-        return f"GPU not ready: {failed}"
-    say(f"CUDA's libraries loaded by a throwaway process in {time.monotonic() - t0:.1f} s")
-    out = raw / SMOKE_FILE
-    args = parent.job_args(vars(SMOKE), 0, out, config["run_label"], smoke_params(config))
-    if parent.main(args) != 0 or not out.exists():
-        return f"GPU not ready: the smoke cell {SMOKE.key} wrote no record"
-    record = store.read_json(out)
-    for line in summary(record):
-        say(line)
-    if record["status"] != "ok":
-        return (
-            f"GPU not ready: the smoke cell {SMOKE.key} is {record['status']}: {record['reason']}"
-        )
-    return None
-
-
-# ---- measuring, in parts --------------------------------------------------------------
-
-
-def versions(root: Path) -> dict[str, Any]:
-    """The JAX, CUDA plugin and driver versions the GPU cells actually ran with, from the
-    first GPU record that reached its device."""
-    for path in layout.raw_files(root):
-        record = store.read_json(path)
-        device = record["provenance"].get("device") or {}
-        if record["cell"]["device"] in ACCELERATORS and device:
-            nvml = device.get("nvml") if isinstance(device.get("nvml"), dict) else {}
-            packages = record["provenance"]["software"]["packages"]
-            return {
-                "packages": {k: v for k, v in packages.items() if k.startswith("jax")},
-                "platform_version": device.get("platform_version"),
-                "driver": nvml.get("driver"),
-                "cuda_driver": nvml.get("cuda_driver"),
-                "device": device.get("model"),
-            }
-    return {}
-
-
-def pack(raw: Path, archive: Path, manifest: dict[str, Any]) -> None:
-    """Every file of the run's folder (its measurements, the manifest, the rounds decision,
-    the GPU check, the smoke cell, the host's kind) in one archive, written atomically."""
-    store.write_json_atomic(raw / MANIFEST, manifest)
-    archive.parent.mkdir(parents=True, exist_ok=True)
-    tmp = archive.with_name(f".{archive.name}.tmp")
-    with tarfile.open(tmp, "w:gz") as tar:
-        for path in sorted(p for p in raw.rglob("*") if p.is_file() and p.suffix == ".json"):
-            tar.add(path, arcname=str(path.relative_to(raw.parent)))
-    tmp.replace(archive)
-
-
-def unpack(archive: Path, raw_root: Path) -> Path:
-    """Extract a kit archive under `raw_root` (results/raw); return the run's directory.
-    Measurements already there are kept (a part measured again never overwrites a result);
-    the manifest and the rounds decision are the archive's."""
-    with tarfile.open(archive) as tar:
-        members = [m for m in tar.getmembers() if m.isfile()]
-        labels = {Path(m.name).parts[0] for m in members}
-        if len(labels) != 1:
-            raise ValueError(f"{archive}: expected one run's directory, found {sorted(labels)}")
-        newer = (MANIFEST, Path(layout.DECISION).name)
-        fresh = [m for m in members if not (raw_root / m.name).exists() or m.name.endswith(newer)]
-        tar.extractall(raw_root, members=fresh, filter="data")
-    return raw_root / labels.pop()
 
 
 class Part:
-    """One command's share of the run: its clock, what it measured, its manifest."""
+    """One command's share of the run: its clock, its time model, what it measured, its
+    manifest."""
 
     def __init__(self, config: dict[str, Any], root: Path, out: Path, part_s: float) -> None:
         self.config, self.part_s = config, part_s
@@ -334,6 +73,7 @@ class Part:
         self.manifest["schema_validated"] = store.can_validate()
         self.row: dict[str, Any] = {"started_at": time.time(), "seconds": 0.0, "processes": 0}
         self.manifest["parts"] = [*self.manifest.get("parts", []), self.row]
+        self.model: dict[str, Any] = config["kit"]["estimate"]
         self.walls: dict[Cell, float] = {}
 
     def left(self) -> float:
@@ -342,18 +82,59 @@ class Part:
     def done(self, job: Job) -> bool:
         return (self.root / job.path(self.label)).exists()
 
-    def pack(self) -> None:
-        self.row["seconds"] = round(time.monotonic() - self.clock0, 1)
+    def pack(self) -> float:
+        """Pack the run's folder; the seconds it took (a cost every process pays)."""
+        t0 = time.monotonic()
+        self.row["seconds"] = round(t0 - self.clock0, 1)
         self.manifest["versions"] = versions(self.raw)
         pack(self.raw, self.archive, self.manifest)
+        return time.monotonic() - t0
+
+    def replan(
+        self, plan: RunPlan, claim_list: list[dict[str, Any]], starts: dict[str, float]
+    ) -> list[str]:
+        """The first stage still to measure, estimated with the worker starts measured here
+        (each with the archive's packing), and the blocks left out so that it fits the time
+        left; each left-out process is recorded `unavailable`, with the reason. Lines to say."""
+        model = self.config["kit"]["estimate"]
+        self.model = kit_estimate.with_starts(model, starts)
+        todo = [j for j in plan.jobs() if not self.done(j)]
+        modelled = sum(kit_estimate.seconds(model, plan, todo).values())
+        whole = sum(kit_estimate.seconds(self.model, plan, todo).values())
+        left = self.left()
+        names, kept = kit_estimate.leave_out(self.model, plan, todo, claim_list, left)
+        here = ", ".join(f"{d.upper()} {s:.1f} s" for d, s in sorted(starts.items())) or "none"
+        said = "model's" if not starts else "measured"
+        lines = [
+            f"re-plan: worker starts measured here {here} (model "
+            + ", ".join(f"{d.upper()} {s:g} s" for d, s in sorted(model["process_start_s"].items()))
+            + f"); first stage, {len(todo)} processes: {whole / 60:.1f} min with the {said} "
+            f"starts, {modelled / 60:.1f} min on the model; {left / 60:.1f} min left"
+        ]
+        self.manifest["starts_s"] = {d: round(s, 3) for d, s in starts.items()}
+        if names:
+            reason = (
+                f"left out for time: the GPU kit's part of {self.part_s:.0f} s could not hold "
+                f"the first stage ({whole / 60:.1f} min estimated with the worker starts "
+                "measured there); the blocks that decide claim parts were kept"
+            )
+            lines.append(f"left out for time ({(whole - kept) / 60:.1f} min): " + ", ".join(names))
+            for job in (j for j in todo if plan.unit(j.cell) in names):
+                path = self.root / job.path(self.label)
+                params = replace(plan.params(job), not_run=reason)
+                parent.main(parent.job_args(vars(job.cell), job.repeat, path, self.label, params))
+            left_out = self.manifest.get("left_out", {})
+            self.manifest["left_out"] = left_out | {n: plan.units[n]["cells"] for n in names}
+        return lines
 
     def measure(self, plan: RunPlan, jobs: list[Job]) -> int | None:
         """Measure `jobs` not yet measured while each fits the time left; None when every one
         was, else the exit status that stops the part (0: out of time)."""
-        model = self.config["kit"]["estimate"]
         for job in (j for j in jobs if not self.done(j)):
             params = plan.params(job)
-            expected = self.walls.get(job.cell) or process_s(model, job.cell, params)
+            expected = self.walls.get(job.cell) or kit_estimate.process_s(
+                self.model, job.cell, params
+            )
             if expected > (left := self.left()):
                 return 0
             path = self.root / job.path(self.label)
@@ -364,12 +145,12 @@ class Part:
             )
             if (code := parent.main(args)) != 0:
                 return code
-            self.walls[job.cell] = max(self.walls.get(job.cell, 0.0), time.monotonic() - t0)
             if budget < params.budget_s and store.read_json(path)["status"] == "timeout":
                 path.unlink()  # cut short by this part, not by its own budget: measure it again
                 return 0
             self.row["processes"] += 1
             self.pack()
+            self.walls[job.cell] = max(self.walls.get(job.cell, 0.0), time.monotonic() - t0)
         return None
 
 
@@ -403,10 +184,20 @@ def run(
     # an earlier part's decision: its added rounds are what is left to measure
     decision = part.manifest.get("decision")
     todo = plan.jobs(decision["asked"]) if decision else plan.jobs()
-    checks = gated(config, plan) and not all(part.done(j) for j in todo)
-    if checks and (failed := first_minute(config, part.raw, say)) is not None:
-        say(failed)
-        return EXIT_NOT_READY
+    starts: dict[str, float] = {}
+    if gated(config, plan) and not all(part.done(j) for j in todo):
+        minute = first_minute(config, part.raw, say)
+        if minute.failed is not None:
+            say(minute.failed)
+            return EXIT_NOT_READY
+        # each process also packs the archive: time one packing, and count it in each start
+        packing = part.pack()
+        starts = {d: s + packing for d, s in minute.starts.items()}
+    if decision is None:
+        for line in part.replan(plan, claims(config), starts):
+            say(line)
+    part.manifest["order"] = kit_estimate.unit_order(plan)
+    say("blocks in the order measured: " + ", ".join(part.manifest["order"]))
     stopped = part.measure(plan, plan.jobs())
     if stopped is None and decision is None:
         decision = stages.decide_rounds(
@@ -467,19 +258,54 @@ def main(argv: list[str] | None = None) -> int:
         help="at home: extract a kit archive into results/raw/<run_label>/ and stop",
     )
     args = p.parse_args(argv)
-    if args.unpack:
-        raw = unpack(args.unpack, ROOT / "results" / "raw")
-        config = args.config.relative_to(ROOT) if args.config.is_relative_to(ROOT) else args.config
-        print(
-            f"{raw}: {len(layout.raw_files(raw))} measurements; judge them here (no GPU, no "
-            f"CUDA environment) with\n  python3 scripts/bootstrap.py run --configfile "
-            f"{config} --config run_label={raw.name} check_gpu=false"
-        )
-        return 0
-    config = load_config(args.config)
-    if args.dry_run:
-        dry_run(config)
-        return 0
-    if args.out is None:
-        p.error("--out is required (or --dry-run, --unpack)")
-    return run(config, args.out, part_s=args.part_s, resume=args.resume)
+    try:
+        if args.unpack:
+            return unpacked(args.unpack, args.config)
+        config = load_config(args.config)
+        if args.dry_run:
+            kit_estimate.dry_run(config, plan := run_plan(config), gated(config, plan))
+            return 0
+        if args.out is None:
+            p.error("--out is required (or --dry-run, --unpack)")
+        args.out.mkdir(parents=True, exist_ok=True)
+        with (args.out / f"{config['run_label']}.log").open("a") as log:
+            sys.stdout, sys.stderr = Tee(sys.stdout, log), Tee(sys.stderr, log)
+            try:
+                return run(config, args.out, part_s=args.part_s, resume=args.resume)
+            finally:
+                sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
+    except (InputError, grid.ConfigError) as exc:
+        print(exc, file=sys.stderr)
+        return 2
+
+
+class Tee:
+    """A stream that writes to the terminal and to the log in the output folder, flushed at
+    once: a window that ends without warning keeps every line said before it."""
+
+    def __init__(self, stream: TextIO, log: TextIO) -> None:
+        self.streams = (stream, log)
+
+    def write(self, text: str) -> int:
+        for stream in self.streams:
+            stream.write(text)
+            stream.flush()
+        return len(text)
+
+    def flush(self) -> None:
+        for stream in self.streams:
+            stream.flush()
+
+
+def unpacked(archive: Path, config_file: Path) -> int:
+    """At home: the archive into results/raw/<run_label>/, every record validated, and the
+    command that judges it."""
+    raw = unpack(archive, ROOT / "results" / "raw")
+    count = validated(raw)
+    config = config_file.relative_to(ROOT) if config_file.is_relative_to(ROOT) else config_file
+    print(
+        f"{raw}: {count} measurements, each valid against the schema; judge them here (no GPU, "
+        f"no CUDA environment) with\n  python3 scripts/bootstrap.py run --configfile {config} "
+        f"--config run_label={raw.name} check_gpu=false"
+    )
+    return 0

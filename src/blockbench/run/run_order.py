@@ -23,7 +23,8 @@ from typing import Any
 from blockbench.run.grid import Cell
 
 
-def _terms(spec: Any) -> list[dict[str, Any]]:
+def terms(spec: Any) -> list[dict[str, Any]]:
+    """A part's `num` or `den` as a list of terms (one term may stand alone)."""
     return spec if isinstance(spec, list) else [spec]
 
 
@@ -33,11 +34,25 @@ def linked(claims: Iterable[dict[str, Any]]) -> list[set[tuple[str, str, str]]]:
     out = []
     for claim in claims:
         for part in claim["parts"]:
-            terms = _terms(part.get("num", [])) + _terms(part.get("den", []))
-            kinds = {(t["device"], t["workload"], t["impl"]) for t in terms}
+            both = terms(part.get("num", [])) + terms(part.get("den", []))
+            kinds = {(t["device"], t["workload"], t["impl"]) for t in both}
             if len(kinds) > 1:
                 out.append(kinds)
     return out
+
+
+def deciding(cells: Iterable[Cell], claims: Iterable[dict[str, Any]]) -> set[Cell]:
+    """The cells a part judged at one size reads at that size (B1's two products at 10000);
+    a trend's or growth's cells, read over a sweep, are not among them."""
+    read = {
+        (t["device"], t["workload"], t["impl"], part["size"])
+        for claim in claims
+        for part in claim["parts"]
+        if "size" in part
+        for side in ("num", "den")
+        for t in terms(part.get(side, []))
+    }
+    return {c for c in cells if (c.device, c.workload, c.impl, c.size) in read}
 
 
 def blocks(cells: Iterable[Cell], claims: Iterable[dict[str, Any]]) -> dict[Cell, str]:
@@ -97,28 +112,43 @@ def units(
 
 
 def order(
-    cells: Iterable[Cell], claims: Iterable[dict[str, Any]], repeats: Mapping[Cell, int], seed: int
+    cells: Iterable[Cell],
+    claims: Iterable[dict[str, Any]],
+    repeats: Mapping[Cell, int],
+    seed: int,
+    deciding_first: bool = False,
 ) -> dict[tuple[Cell, int], tuple[int, str]]:
     """(cell, process) -> (priority, block name or ""): process r of every cell runs in
     round r (a cell with fewer `repeats` than the most sits out the last rounds); a round
     is the shuffled blocks and lone cells, each block's cells back to back in a shuffled
-    order of its own. Higher priority runs first."""
+    order of its own. Higher priority runs first.
+
+    `deciding_first` (config `deciding_first`, the GPU grids'): every round of the blocks
+    holding a cell that a part judged at one size reads (`deciding`) before any round of the
+    others (trends' sweeps), so that a window cut short has measured what decides claims."""
+    claims = list(claims)
     cells = sorted(cells)
     block_of = blocks(cells, claims)
     units: dict[str, list[Cell]] = {}
     for cell in cells:
         units.setdefault(block_of.get(cell) or f"cell:{cell}", []).append(cell)
+    decide = deciding(cells, claims) if deciding_first else set()
+    tiers = [
+        sorted(n for n in units if any(c in decide for c in units[n])),
+        sorted(n for n in units if not any(c in decide for c in units[n])),
+    ]
     sequence: list[tuple[Cell, int]] = []
-    for r in range(max((repeats[c] for c in cells), default=0)):
-        rng = random.Random(f"{seed}:{r}")
-        names = sorted(units)
-        rng.shuffle(names)
-        for name in names:
-            members = [cell for cell in units[name] if r < repeats[cell]]
-            # a block's own draw: a cell added elsewhere in the grid leaves its order, and so
-            # its chain of jobs (chains), as it was, and its measured cells up to date
-            random.Random(f"{seed}:{r}:{name}").shuffle(members)
-            sequence += [(cell, r) for cell in members]
+    for tier in (t for t in tiers if t):
+        for r in range(max((repeats[c] for n in tier for c in units[n]), default=0)):
+            rng = random.Random(f"{seed}:{r}")
+            names = list(tier)
+            rng.shuffle(names)
+            for name in names:
+                members = [cell for cell in units[name] if r < repeats[cell]]
+                # a block's own draw: a cell added elsewhere in the grid leaves its order, and
+                # so its chain of jobs (chains), as it was, and its measured cells up to date
+                random.Random(f"{seed}:{r}:{name}").shuffle(members)
+                sequence += [(cell, r) for cell in members]
     total = len(sequence)
     return {job: (total - i, block_of.get(job[0], "")) for i, job in enumerate(sequence)}
 

@@ -35,23 +35,25 @@ class RunPlan:
     randomized interleaved order (run_order.order) with its chains."""
 
     def __init__(self, config: Mapping[str, Any], claims: list[dict[str, Any]]) -> None:
-        self.config = config
+        self.config, self.claims = config, claims
         self.phases: dict[Cell, Phases] = grid.plan(dict(config))
         asked = grid.settings(dict(config))
         self.units = run_order.units(
             self.phases, claims, {c: s.repeats for c, s in asked.items()}, config["max_rounds"]
         )
         by_key = {cell.key: cell for cell in self.phases}
-        unit_of = {by_key[k]: u for u in self.units.values() for k in u["cells"]}
-        self.first = {cell: u["first"] for cell, u in unit_of.items()}
-        self.most = {cell: u["most"] for cell, u in unit_of.items()}
+        unit_of = {by_key[k]: name for name, u in self.units.items() for k in u["cells"]}
+        self.first = {cell: self.units[name]["first"] for cell, name in unit_of.items()}
+        self.most = {cell: self.units[name]["most"] for cell, name in unit_of.items()}
         # a block's sampling settings are per cell; its time is split over its first rounds
         self.settings = {c: grid.Settings(self.first[c], s.sampling) for c, s in asked.items()}
         self.design = grid.design(dict(config), self.settings)
         # every process up to each cell's cap has its place: added rounds keep the order
-        self.order = run_order.order(self.phases, claims, self.most, config["seed"])
+        self.order = run_order.order(
+            self.phases, claims, self.most, config["seed"], config["deciding_first"]
+        )
         self.chains = run_order.chains(self.order)
-        self._by_key = by_key
+        self._by_key, self._unit_of = by_key, unit_of
 
     @property
     def cells(self) -> list[Cell]:
@@ -60,6 +62,10 @@ class RunPlan:
     def cell(self, key: str) -> Cell:
         """The cell of a round decision's key (device/workload/impl/size)."""
         return self._by_key[key]
+
+    def unit(self, cell: Cell) -> str:
+        """The name of the block (or lone cell) rounds are added to with `cell`."""
+        return self._unit_of[cell]
 
     def rounds(self, decided: Mapping[str, int] | None = None) -> dict[Cell, int]:
         """Each cell's rounds: its first stage, or what the rounds decision says."""

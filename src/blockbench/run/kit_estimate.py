@@ -1,0 +1,220 @@
+"""The GPU kit's time: a model of what each process costs (config `kit.estimate`), the same
+model with the process starts measured in the first minute, and the blocks a window too
+short for the first stage leaves out.
+
+The model is an estimate for the machine it names, not a measurement: a process costs its
+start (interpreter, imports, backend, inputs, provenance, the correctness check) plus each
+phase under the sampling rule, with one call lasting overhead + work / throughput (`work` as
+in the registry: flops for matmul, elements for SELU). The first minute replaces the starts
+with those it times on the machine at hand (`with_starts`).
+"""
+
+from collections.abc import Callable, Mapping
+from copy import deepcopy
+from typing import Any
+
+from blockbench.measure.sampling import SINGLE_CALL_WALL_S
+from blockbench.records.params import MeasureParams
+from blockbench.records.spec import StopRule
+from blockbench.run import run_order
+from blockbench.run.grid import ACCELERATORS, Cell
+from blockbench.run.run_plan import Job, RunPlan
+from blockbench.workloads.registry import STYLE_PHASES, WORKLOADS, impls_of
+
+# Phases timed one call per sample, without a warm-up (blockbench.cell.phase_plan).
+ONE_CALL = ("trace_lower", "compile", "first_call")
+# The first minute's cells: a jit product through every GPU phase, and the same product's
+# steady phase on the CPU; small enough to take seconds, and each times a worker's start.
+SMOKE = Cell("gpu", "matmul", "jax_jit", 1024)
+SMOKE_CPU = Cell("cpu", "matmul", "jax_jit", 256)
+
+
+def _device(cell: Cell) -> str:
+    return "gpu" if cell.device in ACCELERATORS else "cpu"
+
+
+def call_s(model: Mapping[str, Any], cell: Cell) -> float:
+    rate = model["throughput"][_device(cell)][cell.workload]
+    return model["call_overhead_s"][_device(cell)] + WORKLOADS[cell.workload].work(cell.size) / rate
+
+
+def phase_s(model: Mapping[str, Any], cell: Cell, phase: str, rule: StopRule) -> float:
+    """A phase's worst case under the stop rule: calibration to `sample_time_s`, then
+    samples until the floor is in and the time cap is reached (one call each for costly
+    phases, one cold first call on an accelerator, one for NumPy)."""
+    call = call_s(model, cell)
+    sample = max(call, rule.sample_time_s)
+    if phase in ONE_CALL:
+        once = phase == "first_call" and (
+            _device(cell) == "gpu" or impls_of(cell.workload)[cell.impl].style == "numpy"
+        )
+        one = model["compile_s"][_device(cell)] + call
+        return (1 if once or one >= rule.long_sample_s else rule.min_samples) * one
+    # warm-up: `warmup` calls, and calls until `warmup_s` has passed (the last may run over);
+    # on a GPU each repeated-call phase warms its clocks up for `accelerator_warmup_s`
+    warm_s = rule.accelerator_warmup_s if _device(cell) == "gpu" else rule.warmup_s
+    warm = max(rule.warmup * call, warm_s + call) if rule.warmup else 0.0
+    if phase == "dispatch":
+        return warm + max(min(30 * call, SINGLE_CALL_WALL_S), rule.min_samples * call)
+    if call >= rule.long_sample_s:  # one clean sample stands for the process
+        return warm + call
+    return warm + 3 * sample + max(rule.min_samples * sample, rule.max_time_s)
+
+
+def process_s(model: Mapping[str, Any], cell: Cell, params: MeasureParams) -> float:
+    """The model's seconds for one worker process of `cell`."""
+    style = impls_of(cell.workload)[cell.impl].style
+    phases = [p for p in STYLE_PHASES[style] if params.phases is None or p in params.phases]
+    start = model["process_start_s"][_device(cell)] + call_s(model, cell)  # + the check's call
+    return start + sum(phase_s(model, cell, p, params.rule) for p in phases)
+
+
+def smoke_params(config: Mapping[str, Any], cell: Cell = SMOKE) -> MeasureParams:
+    """A short look at a cell: the run's precision and seed, little sampling; every phase
+    of the GPU's smoke cell, the steady one of the CPU's."""
+    rule = StopRule(min_samples=3, min_time_s=0.0, max_time_s=0.05, warmup_s=0.2)
+    return MeasureParams(
+        budget_s=120.0,
+        seed=config["seed"],
+        matmul_precision=config["matmul_precision"],
+        rule=rule,
+        phases=None if cell == SMOKE else ("steady",),
+    )
+
+
+def first_minute_s(model: Mapping[str, Any], config: Mapping[str, Any]) -> float:
+    """The checks before the grid: gpu_ready's JAX process, the throwaway one, the two
+    smoke cells."""
+    return (
+        2 * model["process_start_s"]["gpu"]
+        + process_s(model, SMOKE, smoke_params(config))
+        + process_s(model, SMOKE_CPU, smoke_params(config, SMOKE_CPU))
+    )
+
+
+def start_s(record: Mapping[str, Any]) -> float | None:
+    """A process's seconds outside its phases, from its record's timeline: from the lock
+    taken to sampling (worker start, imports, backend, provenance, inputs, warm-up), and from
+    the last sample to the worker's exit (the check, the result's return). None where the
+    timeline lacks a stamp (a worker that failed)."""
+    t = record.get("timeline") or {}
+    stamps = ("locked", "sampling", "sampled", "worker_exit")
+    if not all(isinstance(t.get(k), int | float) for k in stamps):
+        return None
+    return (t["sampling"] - t["locked"]) + (t["worker_exit"] - t["sampled"])
+
+
+def with_starts(model: Mapping[str, Any], starts: Mapping[str, float]) -> dict[str, Any]:
+    """The model with the process starts measured here (device kind -> seconds)."""
+    out = deepcopy(dict(model))
+    out["process_start_s"] = {**out["process_start_s"], **starts}
+    return out
+
+
+def seconds(model: Mapping[str, Any], plan: RunPlan, jobs: list[Job]) -> dict[Cell, float]:
+    """Each cell's estimated seconds over `jobs`."""
+    out: dict[Cell, float] = {}
+    for job in jobs:
+        out[job.cell] = out.get(job.cell, 0.0) + process_s(model, job.cell, plan.params(job))
+    return out
+
+
+def unit_order(plan: RunPlan) -> list[str]:
+    """The blocks and lone cells (run_order.units' names) in the order the plan first
+    measures them: the order the kit records in its manifest."""
+    return list(dict.fromkeys(plan.unit(job.cell) for job in plan.jobs()))
+
+
+def deciding_done_s(model: Mapping[str, Any], plan: RunPlan) -> float:
+    """The model's seconds of the first stage up to the last process of a block that holds
+    a deciding cell (with `deciding_first`, the blocks measured first)."""
+    claim_cells = {c.key for c in run_order.deciding(plan.cells, plan.claims)}
+    first = {n for n, u in plan.units.items() if claim_cells.intersection(u["cells"])}
+    jobs = plan.jobs()
+    last = max((i for i, j in enumerate(jobs) if plan.unit(j.cell) in first), default=-1)
+    return sum(seconds(model, plan, jobs[: last + 1]).values())
+
+
+def least_needed(plan: RunPlan, claims: list[dict[str, Any]]) -> list[str]:
+    """The blocks a short window may leave out, least needed first: those no claim reads,
+    then those only trends and growths read, each in name order. A block holding a cell that
+    a part judged at one size reads there (run_order.deciding) is never among them."""
+    deciding = {c.key for c in run_order.deciding(plan.cells, claims)}
+    read = {
+        (t["device"], t["workload"], t["impl"])
+        for claim in claims
+        for part in claim["parts"]
+        for side in ("num", "den")
+        for t in run_order.terms(part.get(side, []))
+    }
+    kinds = {c.key: (c.device, c.workload, c.impl) for c in plan.cells}
+    free = [n for n, u in plan.units.items() if not deciding.intersection(u["cells"])]
+    return sorted(free, key=lambda n: (any(kinds[k] in read for k in plan.units[n]["cells"]), n))
+
+
+def leave_out(
+    model: Mapping[str, Any],
+    plan: RunPlan,
+    jobs: list[Job],
+    claims: list[dict[str, Any]],
+    left_s: float,
+) -> tuple[list[str], float]:
+    """The blocks to leave out so that `jobs` (the first stage still to measure) fit in
+    `left_s` on `model`, least needed first, and the seconds of what is kept. Blocks that
+    decide claims are never left out; where they alone would not fit either, nothing is:
+    the part ends with the first stage unfinished and the next part goes on."""
+    cost = seconds(model, plan, jobs)
+    by_unit = {
+        name: sum(cost.get(plan.cell(k), 0.0) for k in u["cells"]) for name, u in plan.units.items()
+    }
+    total, out = sum(cost.values()), []
+    free = [n for n in least_needed(plan, claims) if by_unit[n] > 0]
+    if total - sum(by_unit[n] for n in free) > left_s:
+        return [], total  # nothing left out would let this part finish the first stage
+    for name in free:
+        if total <= left_s:
+            break
+        out.append(name)
+        total -= by_unit[name]
+    return out, total
+
+
+def dry_run(
+    config: Mapping[str, Any],
+    plan: RunPlan,
+    checks: bool,
+    say: Callable[[str], None] = print,
+) -> dict[str, float]:
+    """List the first stage's cells with their rounds, phases and estimated seconds, the
+    order of the blocks; say what the first minute, the first stage and the whole command
+    take on the model."""
+    model = config["kit"]["estimate"]
+    per_cell = seconds(model, plan, plan.jobs())
+    say(f"{'device':6} {'workload':8} {'impl':16} {'size':>9} {'rounds':>6}  {'est. s':>7}  phases")
+    for cell, took in sorted(per_cell.items()):
+        phases = ",".join(plan.phases[cell]) if plan.phases[cell] else "all"
+        name = f"{cell.device:6} {cell.workload:8} {cell.impl:16} {cell.size:>9}"
+        say(f"{name} {plan.first[cell]:>6}  {took:7.1f}  {phases}")
+    say("blocks in the order measured: " + ", ".join(unit_order(plan)))
+    first = sum(per_cell.values())
+    minute = first_minute_s(model, config) if checks else 0.0
+    if config["deciding_first"]:
+        done = deciding_done_s(model, plan) + minute
+        say(
+            f"the blocks that decide claim parts are measured by {done:.0f} s of the command "
+            "(the first minute included); the blocks only trends read after them"
+        )
+    part = config["kit"]["part_s"]
+    on_gpu = sum(1 for c in per_cell if c.device in ACCELERATORS)
+    say(
+        f"{len(per_cell)} cells ({on_gpu} GPU, {len(per_cell) - on_gpu} CPU), "
+        f"{len(plan.jobs())} processes in the first stage, at least "
+        f"{min(plan.first.values(), default=0)} rounds a cell, run label {config['run_label']}"
+    )
+    say(
+        f"estimated on {model['machine']} (a model, config kit.estimate, not a measurement): "
+        f"first minute's checks {minute:.0f} s, first stage {first / 60:.1f} min, the two "
+        f"{(minute + first) / 60:.1f} min; added rounds fill the rest of --part-s "
+        f"({part / 60:.1f} min in all)"
+    )
+    return {"checks_s": minute, "first_stage_s": first, "part_s": part}
