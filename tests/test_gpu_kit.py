@@ -165,12 +165,12 @@ def test_a_short_window_leaves_out_trend_blocks_and_never_a_deciding_one():
     kept = [j for j in jobs if plan.unit(j.cell) in first]
     must = sum(kit_estimate.seconds(model, plan, kept).values())
     whole = sum(kit_estimate.seconds(model, plan, jobs).values())
-    assert kit_estimate.leave_out(model, plan, jobs, claim_list, whole + 1) == ([], whole)
-    out, kept = kit_estimate.leave_out(model, plan, jobs, claim_list, must + 1)
+    assert kit_estimate.leave_out(model, plan, jobs, whole + 1) == ([], whole)
+    out, kept = kit_estimate.leave_out(model, plan, jobs, must + 1)
     assert out and kept <= must + 1
     assert not any(deciding.intersection(plan.units[n]["cells"]) for n in out)
     # where even the deciding blocks would not fit, nothing is left out: the next part goes on
-    assert kit_estimate.leave_out(model, plan, jobs, claim_list, must / 2) == ([], whole)
+    assert kit_estimate.leave_out(model, plan, jobs, must / 2) == ([], whole)
     # measured starts replace the model's, and only them
     faster = kit_estimate.with_starts(model, {"gpu": 1.0, "cpu": 0.5})
     assert (

@@ -41,7 +41,6 @@ from blockbench.run.kit_archive import MANIFEST, pack, unpack, validated, versio
 from blockbench.run.kit_config import (
     QUICK_CONFIG,
     ROOT,
-    claims,
     claims_files,
     load_config,
     run_plan,
@@ -90,9 +89,7 @@ class Part:
         pack(self.raw, self.archive, self.manifest)
         return time.monotonic() - t0
 
-    def replan(
-        self, plan: RunPlan, claim_list: list[dict[str, Any]], starts: dict[str, float]
-    ) -> list[str]:
+    def replan(self, plan: RunPlan, starts: dict[str, float]) -> list[str]:
         """The first stage still to measure, estimated with the worker starts measured here
         (each with the archive's packing), and the blocks left out so that it fits the time
         left; each left-out process is recorded `unavailable`, with the reason. Lines to say."""
@@ -102,7 +99,7 @@ class Part:
         modelled = sum(kit_estimate.seconds(model, plan, todo).values())
         whole = sum(kit_estimate.seconds(self.model, plan, todo).values())
         left = self.left()
-        names, kept = kit_estimate.leave_out(self.model, plan, todo, claim_list, left)
+        names, kept = kit_estimate.leave_out(self.model, plan, todo, left)
         here = ", ".join(f"{d.upper()} {s:.1f} s" for d, s in sorted(starts.items())) or "none"
         said = "model's" if not starts else "measured"
         lines = [
@@ -194,7 +191,7 @@ def run(
         packing = part.pack()
         starts = {d: s + packing for d, s in minute.starts.items()}
     if decision is None:
-        for line in part.replan(plan, claims(config), starts):
+        for line in part.replan(plan, starts):
             say(line)
     part.manifest["order"] = kit_estimate.unit_order(plan)
     say("blocks in the order measured: " + ", ".join(part.manifest["order"]))

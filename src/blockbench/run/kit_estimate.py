@@ -135,14 +135,14 @@ def deciding_done_s(model: Mapping[str, Any], plan: RunPlan) -> float:
     return sum(seconds(model, plan, jobs[: last + 1]).values())
 
 
-def least_needed(plan: RunPlan, claims: list[dict[str, Any]]) -> list[str]:
+def least_needed(plan: RunPlan) -> list[str]:
     """The blocks a short window may leave out, least needed first: those no claim reads,
     then those only trends and growths read, each in name order. A block holding a cell that
     a part judged at one size reads there (run_order.deciding) is never among them."""
-    deciding = {c.key for c in run_order.deciding(plan.cells, claims)}
+    deciding = {c.key for c in run_order.deciding(plan.cells, plan.claims)}
     read = {
         (t["device"], t["workload"], t["impl"])
-        for claim in claims
+        for claim in plan.claims
         for part in claim["parts"]
         for side in ("num", "den")
         for t in run_order.terms(part.get(side, []))
@@ -156,7 +156,6 @@ def leave_out(
     model: Mapping[str, Any],
     plan: RunPlan,
     jobs: list[Job],
-    claims: list[dict[str, Any]],
     left_s: float,
 ) -> tuple[list[str], float]:
     """The blocks to leave out so that `jobs` (the first stage still to measure) fit in
@@ -168,7 +167,7 @@ def leave_out(
         name: sum(cost.get(plan.cell(k), 0.0) for k in u["cells"]) for name, u in plan.units.items()
     }
     total, out = sum(cost.values()), []
-    free = [n for n in least_needed(plan, claims) if by_unit[n] > 0]
+    free = [n for n in least_needed(plan) if by_unit[n] > 0]
     if total - sum(by_unit[n] for n in free) > left_s:
         return [], total  # nothing left out would let this part finish the first stage
     for name in free:
