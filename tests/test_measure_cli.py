@@ -351,6 +351,38 @@ def test_a_a_the_same_cell_measured_twice_is_not_judged_different(tmp_path):
     assert covered >= 0.8 * len(splits), f"{covered} of {len(splits)} splits cover 1"
 
 
+@pytest.mark.slow  # seven processes of one cell: 30 s
+@pytest.mark.serial  # judges the spread of times it measured here
+def test_a_cells_processes_time_one_loop_count_and_agree_within_their_samples(tmp_path):
+    """Six processes of a jit SELU at 50,000 (tens of microseconds a call): the first chooses
+    the loops a sample and the five others use them, so that their medians differ by the
+    machine alone; a one-loop process of a 100 us call read about twice as slow as one at 50
+    loops. A later process uses the cell's count even where it is not what it would choose
+    (the first's record made to say 7 loops)."""
+    cell = ("--device", "cpu", "--workload", "selu", "--impl", "jax_jit", "--size", "50000")
+    phases: list[dict] = []
+    for repeat in range(7):
+        if repeat == 6:  # the count is the first process's, whatever it is
+            first = json.loads((tmp_path / "0.json").read_text())
+            first["phases"]["steady"]["loops"] = 7
+            write_json_atomic(tmp_path / "0.json", first)
+        out = tmp_path / f"{repeat}.json"
+        rc, record, err = run_measure(
+            out, *cell, "--phases", "steady", "--repeat", str(repeat), lock=tmp_path / "lock"
+        )
+        assert rc == 0 and record["status"] == "ok", err
+        phases.append(record["phases"]["steady"])
+    six, forced = phases[:6], phases[6]
+    assert [p["loops_from"] for p in phases] == ["calibrated"] + ["cell"] * 6
+    assert len({p["loops"] for p in six}) == 1 and six[0]["loops"] >= 10
+    assert forced["loops"] == 7
+    # the spread between the six medians stays within what one process's samples spread
+    # over, or under the 1.6x that no defect of loop counts would stay within (2x)
+    medians = [p["median_s"] for p in six]
+    within = max(max(p["samples_s"]) / min(p["samples_s"]) for p in six)
+    assert max(medians) / min(medians) <= max(within, 1.6), (medians, within)
+
+
 SPIN = "import os, sys; os.sched_setaffinity(0, {int(sys.argv[1])})\nwhile True: pass"
 
 

@@ -424,6 +424,21 @@ def test_tiny_grid_measurements_never_overlap(tiny_run):
 
 
 @pytest.mark.slow
+def test_every_process_of_a_cell_times_its_first_processs_loop_count(tiny_run):
+    """The workflow makes a cell's later processes wait for its first, whose loops a sample
+    they use: no phase of a cell mixes loop counts."""
+    counts: dict[tuple, set[int]] = {}
+    for path in layout.raw_files(tiny_run / "results/raw/tiny"):
+        record = json.loads(path.read_text())
+        for name, phase in record["phases"].items():
+            if phase.get("loops_from"):
+                cell = tuple(record["cell"].values())
+                counts.setdefault((*cell, name), set()).add(phase["loops"])
+                assert phase["loops_from"] == ("calibrated" if record["repeat"] == 0 else "cell")
+    assert counts and all(len(c) == 1 for c in counts.values()), counts
+
+
+@pytest.mark.slow
 def test_a_cells_processes_are_spread_over_the_run_not_back_to_back(tiny_run):
     records = [json.loads(p.read_text()) for p in layout.raw_files(tiny_run / "results/raw/tiny")]
     starts = {r: [x["started_at"] for x in records if x["repeat"] == r] for r in (0, 1)}

@@ -175,6 +175,13 @@ def after_of(wc):
     return ancient(before[0].path(wc.run_label, before[1])) if before else []
 
 
+def first_of(wc):
+    """Process 0 of the cell, which every later process of it waits for: it chooses the loops
+    a sample that they all use (blockbench.measure.parent.cell_loops)."""
+    job = job_of(wc)
+    return [] if job.repeat == 0 else ancient(job.cell.path(wc.run_label, 0))
+
+
 def measure_params(wc):
     """The job's settings (blockbench.records.params), as the run plan gives them, with where
     this workflow runs it: the cluster's lock, the JAX release's environment, the patch of

@@ -13,6 +13,8 @@ rule measure:
     input:
         jax_env=jax_env_of,
         after=after_of,
+        # process 0 of the cell, whose loops a sample every later process uses
+        first=first_of,
     output:
         RAW_FILE,
     log:
@@ -51,6 +53,7 @@ use rule measure as measure_accelerator with:
     input:
         jax_env=jax_env_of,
         after=after_of,
+        first=first_of,
         gpu_ready=gpu_ready_of,
     wildcard_constraints:
         device="gpu|tpu",

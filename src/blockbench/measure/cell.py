@@ -26,6 +26,7 @@ from blockbench.measure.sampling import (
     Collected,
     PhaseRun,
     Sampler,
+    empty_sample_s,
     in_turn,
 )
 from blockbench.measure.stats import (
@@ -136,9 +137,12 @@ def phase_record(collected: Collected) -> dict[str, Any]:
         "clean_median_s": clean_median(collected.samples_s, disturbance),
         "slow_mode": slow_mode(collected.samples_s),
         "loops": collected.loops,
+        "probe_s": collected.probe_s,
         "converged": collected.converged,
         "stop": collected.stop,
     }
+    if collected.loops_from:
+        record["loops_from"] = collected.loops_from
     if collected.floor is not None:
         record["floor"] = collected.floor
     if collected.faults:  # median over every sample, as the spread between processes is
@@ -360,6 +364,7 @@ def measure(spec: CellSpec, progress: Callable[[dict[str, Any]], None]) -> dict[
     # where the process's time goes before, during and after its timed samples (wall clock)
     timeline = record["timeline"] = {"measure": time.time()}
     probe = Probe(spec.cores)
+    empty = None  # sampling.empty_sample_s, read once the phases are sampled
     try:
         dev = None if numpy_cell else resolve_device(spec.device)
         timeline["device"] = time.time()
@@ -417,6 +422,7 @@ def measure(spec: CellSpec, progress: Callable[[dict[str, Any]], None]) -> dict[
                         probe=probe,
                         warm=phase.calibrated or phase.single_call,
                         single_calls=SINGLE_CALL_SAMPLES if phase.single_call else 0,
+                        loops=spec.loops.get(phase.name),
                     )
                     for phase in group
                 ]
@@ -430,6 +436,7 @@ def measure(spec: CellSpec, progress: Callable[[dict[str, Any]], None]) -> dict[
                         record["phases"][phase.name]["note"] = note
             del record["current_phase"]
             timeline["sampled"] = time.time()
+            empty = empty_sample_s(probe)
             if not check_first:
                 record["check"] = check()
             timeline["checked"] = time.time()
@@ -461,6 +468,7 @@ def measure(spec: CellSpec, progress: Callable[[dict[str, Any]], None]) -> dict[
     record["provenance"]["threads"] = provenance.threads(spec.cores, spec.threads)
     record["provenance"]["sampling"] = {
         "timer_cost_s": TIMER_COST_S,
+        "empty_sample_s": empty,
         "kernel_counters": probe.available,
         "isolation": record.pop("isolation", None),
     }

@@ -27,7 +27,7 @@ import psutil
 
 from blockbench.measure import cores, gpu_ready, host_state, provenance, run_host
 from blockbench.measure.host_load import HostLoad, load_warnings
-from blockbench.records.layout import installed_jax
+from blockbench.records.layout import first_process, installed_jax
 from blockbench.records.params import MeasureParams
 from blockbench.records.spec import (
     DEVICES,
@@ -366,6 +366,25 @@ def crashed(rc: int, stderr: str) -> dict[str, Any]:
     }
 
 
+def cell_loops(out: Path, repeat: int) -> dict[str, int]:
+    """The loops a sample of each calibrated phase, as the cell's first process chose them
+    (its record beside this one's, which the workflow makes every later process wait for):
+    every process of a cell then times the same loop, and the spread between them is the
+    machine's, not the calibration's (a 100 us call read twice as slow at one loop as at
+    50). Empty for the first process itself, and where the first has no measured record:
+    each phase then calibrates its own, and its record says so (`loops_from`)."""
+    if repeat == 0:
+        return {}
+    try:
+        first = read_json(first_process(out))
+    except (OSError, ValueError):
+        return {}
+    if first.get("status") != "ok":
+        return {}
+    phases = first["phases"].items()
+    return {name: p["loops"] for name, p in phases if p.get("loops_from") == "calibrated"}
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     params = params_of(args)
@@ -393,6 +412,7 @@ def main(argv: list[str] | None = None) -> int:
             phases=params.phases,
             deadline=started + SAMPLING_SHARE * params.budget_s,
             isolate=args.isolate,
+            loops=cell_loops(Path(args.out), args.repeat),
         )
         env = read_json(params.jax_env) if params.jax_env else None
         planned = env["jax_version"] if env else installed_jax()
@@ -428,6 +448,7 @@ def main(argv: list[str] | None = None) -> int:
         "repeat": args.repeat,
         "lock": str(lock),
         "schema_validated": can_validate(),
+        "loops_from": str(first_process(args.out)) if spec.loops else None,
         "jax_version": planned,
     }
     record = {

@@ -44,19 +44,28 @@ def minor_faults() -> int:
 
 class Window:
     """The timed regions of one sample: their summed time, and the kernel counters around
-    them (read outside the timed region, so reading them costs the sample nothing)."""
+    them (read outside the timed region, so reading them costs the sample nothing; how long
+    the readings took is kept apart, `probe_s`, since it is the probe's time, not the
+    phase's)."""
 
     def __init__(self, probe: Probe | None = None, count_faults: bool = True) -> None:
         self.probe, self.count_faults = probe, count_faults
         self.elapsed = 0.0
+        self.probe_s = 0.0
         self.faults = 0  # minor page faults inside the timed regions (where counted)
         self.parts: list[Disturbance | None] = []
         self._before = None
         self._t0 = 0.0
         self._f0 = 0
 
+    def _read(self) -> Any:
+        t0 = clock()
+        reading = self.probe.read() if self.probe else None
+        self.probe_s += clock() - t0
+        return reading
+
     def start(self) -> None:
-        self._before = self.probe.read() if self.probe else None
+        self._before = self._read()
         self._f0 = minor_faults() if self.count_faults else 0
         self._t0 = clock()
 
@@ -66,7 +75,7 @@ class Window:
             self.faults += minor_faults() - self._f0
         self.elapsed += max(t1 - self._t0 - TIMER_COST_S, 0.0)
         if self.probe:
-            self.parts.append(between(self._before, self.probe.read(), len(self.probe.cores)))
+            self.parts.append(between(self._before, self._read(), len(self.probe.cores)))
 
     def disturbance(self) -> Disturbance | None:
         return combine(self.parts)
@@ -102,6 +111,10 @@ class Collected:
     disturbances: list[Disturbance | None] = field(default_factory=list)
     faults: list[float] = field(default_factory=list)  # minor page faults per call, per sample
     loops: int = 1
+    # "calibrated": this process chose `loops`; "cell": the cell's count, chosen by its first
+    # process (blockbench.measure.parent.cell_loops); "": one call a sample by nature
+    loops_from: str = ""
+    probe_s: float = 0.0  # seconds the kernel counters' readings took around the samples
     converged: bool = False
     rel_ci: float = float("inf")
     stop: str = ""
@@ -129,27 +142,72 @@ def grouped(run: PhaseRun, n: int, probe: Probe) -> tuple[list[float], Disturban
     return samples, between(before, probe.read(), len(probe.cores)), faults / n
 
 
-def calibrate(
-    run: PhaseRun, sample_time_s: float, max_loops: int = 1_000_000, probe: Probe | None = None
-) -> tuple[int, float, Window, float]:
-    """Smallest loops (1, 2, 5, 10, 20, ...) whose sample lasts sample_time_s, as timeit does,
-    the per-call time of that last run (a valid sample: it ran with those loops), its
-    window, and its wall time (with the untimed work around the timed region).
+# Tries at a loop count before calibration stops growing there: it stops only if the fastest
+# of them says so, so one sample slowed by a neighbour or by the untimed work around it cannot
+# leave a 100 us call at one loop a sample (it read about twice as slow as at 50-200 loops).
+CALIBRATION_TRIES = 3
 
-    Growth also stops when the untimed work around the timed region (the block after a
-    dispatch, computing results to read back) makes a sample long in wall time: a 10 us
-    dispatch of a 1 s matmul must not be looped a thousand times.
+
+@dataclass
+class Try:
+    """One sample taken while calibrating: timed seconds, its window, and its own wall time
+    (the untimed work the phase does around the timed region, the probe's readings apart)."""
+
+    spent: float
+    window: Window
+    own_s: float
+
+
+def tried(run: PhaseRun, loops: int, probe: Probe | None = None) -> Try:
+    t0 = clock()
+    spent, window = timed(run, loops, probe)
+    return Try(spent, window, clock() - t0 - window.probe_s)
+
+
+def calibrate(
+    run: PhaseRun,
+    sample_time_s: float,
+    long_s: float = float("inf"),
+    max_loops: int = 1_000_000,
+    probe: Probe | None = None,
+) -> tuple[int, list[Try]]:
+    """Smallest loops (1, 2, 5, 10, 20, ...) whose sample lasts sample_time_s, as timeit does,
+    and the tries at that count (valid samples: they ran with those loops).
+
+    Growth also stops when the untimed work the phase does around the timed region (the
+    block after a dispatch, computing results to read back) makes a sample long: a 10 us
+    dispatch of a 1 s matmul must not be looped a thousand times. Either stop must hold for
+    the fastest of CALIBRATION_TRIES tries; a call of `long_s` or more needs no second try.
     """
     loops = 1
     while True:
         for factor in (1, 2, 5):
             n = min(loops * factor, max_loops)
-            t0 = time.perf_counter()
-            spent, window = timed(run, n, probe)
-            wall = time.perf_counter() - t0
-            if spent >= sample_time_s or wall >= 4 * sample_time_s or n == max_loops:
-                return n, spent / n, window, wall
+            tries: list[Try] = []
+            while len(tries) < CALIBRATION_TRIES:
+                tries.append(got := tried(run, n, probe))
+                enough = got.spent >= sample_time_s or got.own_s >= 4 * sample_time_s
+                if not enough or got.spent >= long_s:
+                    break
+            spent, own = min(t.spent for t in tries), min(t.own_s for t in tries)
+            if spent >= sample_time_s or own >= 4 * sample_time_s or n == max_loops:
+                return n, tries
         loops *= 10
+
+
+def empty_sample_s(probe: Probe | None, samples: int = 7) -> float:
+    """What a one-loop sample reads for a call that does nothing, through the same window
+    and probe readings as a phase's: the bookkeeping left inside the timed region (the
+    timer's own cost is already taken out). Recorded with every process."""
+
+    def run(loops: int, window: Window) -> None:
+        window.start()
+        for _ in range(loops):
+            pass
+        window.stop()
+
+    got = sorted(timed(run, 1, probe)[0] for _ in range(samples))
+    return got[len(got) // 2]
 
 
 class Sampler:
@@ -165,6 +223,8 @@ class Sampler:
     they measure; and microsecond calls whose distribution matters (dispatch: `warm=True`),
     timed one call each so that a slow mode shows instead of being averaged into the loop.
     `deadline` (time.time()) stops sampling when the next sample would not end before it.
+    `loops` is the cell's count for a calibrated phase (its first process chose it): used as
+    given, with no calibration, so that every process of a cell times the same loop.
     `single_calls` raises the floor of samples to that many, as far as they fit in
     SINGLE_CALL_WALL_S of wall time (a 10 us dispatch that waits 170 ms for its matmul
     before the next one gets fewer), judged from the fastest of its warm-up calls.
@@ -179,8 +239,9 @@ class Sampler:
         probe: Probe | None = None,
         warm: bool | None = None,
         single_calls: int = 0,
+        loops: int | None = None,
     ) -> None:
-        self.run, self.rule, self.calibrated = run, rule, calibrated
+        self.run, self.rule, self.calibrated, self.loops = run, rule, calibrated, loops
         self.deadline, self.probe, self.single_calls = deadline, probe, single_calls
         self.warm = calibrated if warm is None else warm
         self.out = Collected()
@@ -213,15 +274,26 @@ class Sampler:
             self.rule = replace(self.rule, min_samples=floor)
             self.out.floor = floor
             self.last_wall = 0.0
-        if self.calibrated:
-            out = self.out
-            out.loops, first, window, self.last_wall = calibrate(
-                self.run, self.rule.sample_time_s, probe=self.probe
-            )
-            out.samples_s.append(first)
-            out.disturbances.append(window.disturbance())
-            out.faults.append(window.faults / out.loops)
         self.spent = self.last_wall
+        if self.calibrated and self.loops:
+            self.out.loops, self.out.loops_from = self.loops, "cell"
+        elif self.calibrated:
+            out = self.out
+            out.loops_from = "calibrated"
+            out.loops, tries = calibrate(
+                self.run, self.rule.sample_time_s, self.rule.long_sample_s, probe=self.probe
+            )
+            for got in tries:
+                self._keep(got.spent, got.window)
+            self.spent = sum(t.own_s for t in tries)
+            self.last_wall = tries[-1].own_s
+
+    def _keep(self, spent: float, window: Window) -> None:
+        out = self.out
+        out.samples_s.append(spent / out.loops)
+        out.disturbances.append(window.disturbance())
+        out.faults.append(window.faults / out.loops)
+        out.probe_s += window.probe_s
 
     def step(self) -> bool:
         """Take one sample (a group of them, for a single-call phase with a probe); False
@@ -240,9 +312,8 @@ class Sampler:
             out.faults += [faults] * len(samples)
         else:
             spent, window = timed(self.run, out.loops, self.probe)
-            out.samples_s.append(spent / out.loops)
-            out.disturbances.append(window.disturbance())
-            out.faults.append(window.faults / out.loops)
+            self._keep(spent, window)
+            t0 += window.probe_s  # the phase's time limits count its own time only
         self.last_wall = time.perf_counter() - t0
         self.spent += self.last_wall
         return True

@@ -15,6 +15,14 @@ SEPARATOR = "+jax-"
 # results (the measure rule's output); `raw_files` globs the same pattern.
 IN_RUN = "{device}/{workload}/{impl}/{size}/{repeat}.json"
 RAW = "results/raw/{run_label}/" + IN_RUN
+
+
+def first_process(path: str | Path) -> Path:
+    """The file of process 0 of the cell whose process file is `path`: the process that
+    chooses the cell's loops a sample (blockbench.measure.parent.cell_loops)."""
+    return Path(path).with_name("0.json")
+
+
 # After a run's first stage: the rounds each block takes, and why each claim part stopped
 # (blockbench.judge.stopping; the workflow's checkpoint `rounds` writes it).
 DECISION = "results/raw/{run_label}/rounds.json"

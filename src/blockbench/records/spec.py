@@ -27,7 +27,10 @@ CONFIDENCE = 0.95
 # slow sample cannot move.
 # 9: a steady-only cell's check call is its warm-up only if it lasted `warmup_s`: a shorter one
 # (a jit SELU at 10^3) warms for `warmup_s` as a process's first phase does (cell.warms_fully).
-METHOD_VERSION = 9
+# 10: one loop count per cell and phase, chosen by the cell's first process and used by the
+# others (blockbench.measure.parent.cell_loops); calibration stops growing only if the fastest
+# of three tries says so, and its wall-time guard leaves out the probe's readings.
+METHOD_VERSION = 10
 # Every phase a cell can have, in the order a user meets them (and the harness measures them).
 PHASES = (
     "host_to_device",
@@ -137,6 +140,9 @@ class CellSpec:
     isolate: bool = True
     # cores the job may use beyond the cell's (where the measuring thread can go)
     spare_cores: tuple[int, ...] = ()
+    # loops a sample of each calibrated phase, the cell's count chosen by its first process
+    # (blockbench.measure.parent.cell_loops); a phase not named here calibrates its own
+    loops: dict[str, int] = field(default_factory=dict)
 
     @property
     def cell(self) -> dict[str, Any]:
