@@ -355,6 +355,52 @@ def test_a_missing_claims_file_is_refused_naming_the_key_and_the_file(tmp_path):
     assert str(said.value) == f"config key claims[1]: {str(missing)!r} is not a file"
 
 
+def users_file(tmp_path: Path, **changes) -> Path:
+    """A user's file of one claim, S1, its part changed by `changes` (a term's key: `num.X`)."""
+    part = {k: v for k, v in ratio_part().items() if k != "article"}
+    for key, value in changes.items():
+        side, _, field = key.partition(".")
+        part[side] = {**part[side], field: value} if field else value
+    claim = {"id": "S1", "slug": "s1", "source": "s", "statement": "t", "parts": [part]}
+    path = tmp_path / "mine.yaml"
+    path.write_text(yaml.safe_dump([claim]))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("changes", "said"),
+    [
+        ({"holds_if": "roughly 2"}, "unreadable condition 'roughly 2'"),
+        ({"num.workload": "matmull"}, "no workload 'matmull' (known: "),
+        ({"den.impl": "numpyy"}, "matmul has no impl 'numpyy' (known: numpy, "),
+        ({"num.device": "cuda"}, "no device 'cuda' (known: cpu, gpu, tpu)"),
+        ({"num.phase": "warm"}, "no phase 'warm' (known: host_to_device, "),
+    ],
+)
+def test_a_part_that_cannot_be_judged_is_refused_naming_file_claim_and_part(
+    tmp_path, changes, said
+):
+    """Beside the shipped claims, as a user adds a file: one line, the file, the claim, the
+    part and what is wrong (a misspelt workload used to leave the part with no cell, and
+    the run planned as if the claim were not there)."""
+    mine = users_file(tmp_path, **changes)
+    with pytest.raises(claim_rules.ClaimConfigError) as caught:
+        claim_rules.load([SHIPPED, mine], ARTICLES)
+    text = str(caught.value)
+    assert text.startswith(f"{mine}: claim S1, part 'jax / numpy': ") and said in text, text
+    assert "\n" not in text
+
+
+def test_a_claims_file_that_is_not_yaml_is_refused_naming_it_and_the_line(tmp_path):
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("- id: S1\n  parts: [\n    - name: x\n")
+    with pytest.raises(claim_rules.ClaimConfigError) as caught:
+        claim_rules.load([SHIPPED, mine], ARTICLES)
+    text = str(caught.value)
+    assert text.startswith(f"{mine}, line ") and "not valid YAML" in text, text
+    assert "unicode string" not in text and "\n" not in text
+
+
 def test_the_claims_file_covers_every_article_claim():
     ids = {c["id"] for c in claim_rules.load(ROOT / "config/claims.yaml", ARTICLES)}
     assert ids == {

@@ -19,6 +19,7 @@ from tiny import workflow_copy
 
 from blockbench.judge import aggregate, claim_rules
 from blockbench.judge.articles import load as load_articles
+from blockbench.judge.claim_rules import side_terms
 from blockbench.measure import gpu_ready
 from blockbench.records import layout, store
 from blockbench.run import gpu_kit, grid, kit_archive, kit_config, kit_estimate, run_order
@@ -143,9 +144,9 @@ def test_the_blocks_that_decide_claims_are_measured_first_and_the_dry_run_says_b
         for c in claim_list
         if c["id"] in ("B1", "B2", "C2", "C3", "C5")
         for p in c["parts"]
-        if "size" in p and any(run_order.terms(p[s])[0]["device"] == "gpu" for s in ("num", "den"))
+        if "size" in p and any(side_terms(p[s])[0]["device"] == "gpu" for s in ("num", "den"))
         for s in ("num", "den")
-        for t in run_order.terms(p[s])
+        for t in side_terms(p[s])
     }
     assert read_by and all(f"{d}/{w}/{i}/{n}" in deciding for d, w, i, n in read_by)
     before = sum(kit_estimate.seconds(model, plan, jobs[:first_trend]).values())

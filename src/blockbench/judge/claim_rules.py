@@ -19,6 +19,8 @@ import yaml
 from blockbench.errors import InputError
 from blockbench.judge.articles import Articles
 from blockbench.judge.articles import load as articles_load
+from blockbench.records.spec import DEVICES, PHASES
+from blockbench.workloads.registry import WORKLOADS, impls_of
 
 KINDS = ("ratio", "trend", "growth", "check")
 CONDITION = re.compile(r"^\s*(>=|>|<=|<)\s*([0-9.eE+-]+)\s*$|^\s*between\s+(\S+)\s+and\s+(\S+)\s*$")
@@ -120,6 +122,42 @@ class Precision:
         return f"precision x{self.factor:g}" + (", sized to each claim" if self.from_claims else "")
 
 
+def side_terms(side: dict[str, Any] | list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A part's `num` or `den` as a list of terms (a side may name one term or several)."""
+    return side if isinstance(side, list) else [side]
+
+
+def cells_named(part: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every (device, workload, impl, phase) a part names: its num and den terms, a growth's
+    `of`, a check's `cells` (one per impl)."""
+    named = [t for side in ("num", "den") for t in side_terms(part.get(side, []))]
+    if "of" in part:
+        named.append(part["of"])
+    if "cells" in part:
+        group = part["cells"]
+        named += [{**group, "impl": impl} for impl in group.get("impls", [])]
+    return named
+
+
+def _check_names(where: str, part: dict[str, Any]) -> None:
+    """A device, workload, implementation or phase that does not exist would leave the part
+    with no cell to read, and the run would plan as if it were not there: refused here."""
+    for term in cells_named(part):
+        workload, impl, device = term.get("workload"), term.get("impl"), term.get("device")
+        if workload not in WORKLOADS:
+            known = ", ".join(sorted(WORKLOADS))
+            raise ClaimConfigError(f"{where}: no workload {workload!r} (known: {known})")
+        if impl not in impls_of(workload):
+            known = ", ".join(impls_of(workload))
+            raise ClaimConfigError(f"{where}: {workload} has no impl {impl!r} (known: {known})")
+        if device not in DEVICES:
+            known = ", ".join(DEVICES)
+            raise ClaimConfigError(f"{where}: no device {device!r} (known: {known})")
+        if term.get("phase", "steady") not in PHASES:
+            known = ", ".join(PHASES)
+            raise ClaimConfigError(f"{where}: no phase {term['phase']!r} (known: {known})")
+
+
 def _check_part(where: str, part: dict[str, Any]) -> None:
     kind = part.get("kind", "ratio")
     if kind not in KINDS:
@@ -132,8 +170,12 @@ def _check_part(where: str, part: dict[str, Any]) -> None:
     precision = part.get("precision")
     if precision is not None and not (isinstance(precision, int | float) and precision > 1):
         raise ClaimConfigError(f"{where}: precision {precision!r} is not a factor above 1")
+    _check_names(where, part)
     if "holds_if" in part:
-        condition_holds(part["holds_if"], 1.0)  # raises on an unreadable rule
+        try:
+            condition_holds(part["holds_if"], 1.0)  # raises on an unreadable rule
+        except ClaimConfigError as exc:
+            raise ClaimConfigError(f"{where}: {exc}") from None
         if not part.get("why"):
             raise ClaimConfigError(f"{where}: no 'why' (what in the article the rule stands for)")
 
@@ -191,7 +233,13 @@ def load(paths: ClaimsFiles, articles: Articles) -> list[dict[str, Any]]:
 
 def _read(path: Path, articles: Articles) -> list[dict[str, Any]]:
     """One claims file's entries, each checked, the article figures its parts name read."""
-    entries = yaml.safe_load(path.read_text())
+    try:
+        entries = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f", line {mark.line + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or type(exc).__name__
+        raise ClaimConfigError(f"{path}{at}: not valid YAML ({problem})") from None
     if not isinstance(entries, list):
         raise ClaimConfigError(f"{path}: expected a list of claims")
     for i, claim in enumerate(entries):

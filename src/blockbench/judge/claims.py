@@ -23,7 +23,7 @@ import pandas as pd
 
 from blockbench.judge import uncertainty
 from blockbench.judge.between_runs import StudyPart, judged
-from blockbench.judge.claim_rules import FAILS, HOLDS, INCONCLUSIVE, decide
+from blockbench.judge.claim_rules import FAILS, HOLDS, INCONCLUSIVE, decide, side_terms
 from blockbench.judge.part_result import (
     NOT_REPRODUCED,
     NOT_RUN,
@@ -36,7 +36,6 @@ from blockbench.judge.run_view import (
     _phase,
     choose_size,
     ratio_at,
-    terms_of,
 )
 from blockbench.judge.scales import from_scale
 from blockbench.judge.uncertainty import Spread
@@ -79,7 +78,7 @@ def _result(
 
 
 def eval_ratio(view: RunView, part: dict[str, Any]) -> PartResult:
-    terms = terms_of(part["num"]) + terms_of(part["den"])
+    terms = side_terms(part["num"]) + side_terms(part["den"])
     size = choose_size(view, terms, part.get("size"))
     got = ratio_at(view, part, size)
     return _result(
@@ -98,7 +97,7 @@ def eval_ratio(view: RunView, part: dict[str, Any]) -> PartResult:
 
 
 def eval_trend(view: RunView, part: dict[str, Any]) -> PartResult:
-    terms = terms_of(part["num"]) + terms_of(part["den"])
+    terms = side_terms(part["num"]) + side_terms(part["den"])
     sizes = sorted(set.intersection(*(view.sizes_ok(t) for t in terms)))
     if len(sizes) < 3:
         lacking = [t for t in terms if len(view.sizes_ok(t)) < 3]

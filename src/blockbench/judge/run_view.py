@@ -14,6 +14,7 @@ import pandas as pd
 
 from blockbench.judge import uncertainty
 from blockbench.judge.aggregate import CELL
+from blockbench.judge.claim_rules import side_terms
 from blockbench.judge.studies import Kind, Study, blas_of, design_of, host_of, kind_of
 from blockbench.judge.uncertainty import Spread
 from blockbench.measure.core_speed import classify
@@ -308,11 +309,6 @@ def _phase(term: dict[str, Any]) -> str:
     return term.get("phase", "steady")
 
 
-def terms_of(spec: dict[str, Any] | list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A part's side as a list of terms (a side may name one term or several)."""
-    return spec if isinstance(spec, list) else [spec]
-
-
 def choose_size(view: RunView, terms: list[dict[str, Any]], article_size: int | None) -> int:
     """The article's size where every term measured fine there, else the largest such size."""
     common = set.intersection(*(view.sizes_ok(t) for t in terms))
@@ -345,7 +341,7 @@ class Measured:
 def ratio_at(view: RunView, part: dict[str, Any], size: int) -> Measured:
     """num / den at one size: paired within processes (rounds) where it can be, else each
     side's cells on their own, a side's cells summed, and the sides' terms combined."""
-    num, den = terms_of(part["num"]), terms_of(part["den"])
+    num, den = side_terms(part["num"]), side_terms(part["den"])
     models: set[str] = set()
     counts: list[int] = []
     warnings: list[str] = []

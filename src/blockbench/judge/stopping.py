@@ -22,9 +22,9 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from blockbench.judge.between_runs import between_half
-from blockbench.judge.claim_rules import Precision
+from blockbench.judge.claim_rules import Precision, side_terms
 from blockbench.judge.claims import evaluate_part
-from blockbench.judge.run_view import RunView, terms_of
+from blockbench.judge.run_view import RunView
 
 PRECISE = "precise"
 SHORT = "short of its target"
@@ -205,7 +205,7 @@ def part_cells(part: dict[str, Any], size: int | None) -> set[tuple[str, str, st
     terms = (
         [part["of"]]
         if part.get("kind") == "growth"
-        else terms_of(part["num"]) + terms_of(part["den"])
+        else side_terms(part["num"]) + side_terms(part["den"])
     )
     at = size if part.get("kind", "ratio") == "ratio" else None
     return {(t["device"], t["workload"], t["impl"], at) for t in terms}

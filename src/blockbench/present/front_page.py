@@ -18,6 +18,7 @@ import pandas as pd
 
 from blockbench.judge.wording import fmt, value_ci
 from blockbench.records.layout import raw_files
+from blockbench.records.spec import METHOD_VERSION
 from blockbench.records.store import read_json
 
 BEGIN = "<!-- front page: written by `blockbench front-page` from results/reference/ -->"
@@ -131,9 +132,12 @@ def _figures(run: Path, root: Path) -> list[str]:
 
 
 def kinds(reference: Path) -> list[Path]:
-    """Each machine kind's folder with a reference run, CPU-only kinds first."""
+    """Each machine kind's folder with a reference run of today's method, CPU-only kinds
+    first: a run of an older method measured another way, and its folder (listed in
+    results/reference/README.md) says so itself."""
     found = sorted(p for p in reference.iterdir() if (p / "run" / "claims.csv").exists())
-    return sorted(found, key=lambda p: bool(run_facts(p / "run")["gpus"]))
+    today = [p for p in found if run_facts(p / "run")["method"] == METHOD_VERSION]
+    return sorted(today, key=lambda p: bool(run_facts(p / "run")["gpus"]))
 
 
 def block(reference: Path, root: Path) -> str:

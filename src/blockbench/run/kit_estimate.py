@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from copy import deepcopy
 from typing import Any
 
+from blockbench.judge.claim_rules import side_terms
 from blockbench.measure.sampling import SINGLE_CALL_WALL_S
 from blockbench.records.params import MeasureParams
 from blockbench.records.spec import StopRule
@@ -145,7 +146,7 @@ def least_needed(plan: RunPlan) -> list[str]:
         for claim in plan.claims
         for part in claim["parts"]
         for side in ("num", "den")
-        for t in run_order.terms(part.get(side, []))
+        for t in side_terms(part.get(side, []))
     }
     kinds = {c.key: (c.device, c.workload, c.impl) for c in plan.cells}
     free = [n for n, u in plan.units.items() if not deciding.intersection(u["cells"])]

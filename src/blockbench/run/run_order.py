@@ -20,12 +20,8 @@ import random
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from blockbench.judge.claim_rules import side_terms
 from blockbench.run.grid import Cell
-
-
-def terms(spec: Any) -> list[dict[str, Any]]:
-    """A part's `num` or `den` as a list of terms (one term may stand alone)."""
-    return spec if isinstance(spec, list) else [spec]
 
 
 def linked(claims: Iterable[dict[str, Any]]) -> list[set[tuple[str, str, str]]]:
@@ -34,7 +30,7 @@ def linked(claims: Iterable[dict[str, Any]]) -> list[set[tuple[str, str, str]]]:
     out = []
     for claim in claims:
         for part in claim["parts"]:
-            both = terms(part.get("num", [])) + terms(part.get("den", []))
+            both = side_terms(part.get("num", [])) + side_terms(part.get("den", []))
             kinds = {(t["device"], t["workload"], t["impl"]) for t in both}
             if len(kinds) > 1:
                 out.append(kinds)
@@ -50,7 +46,7 @@ def deciding(cells: Iterable[Cell], claims: Iterable[dict[str, Any]]) -> set[Cel
         for part in claim["parts"]
         if "size" in part
         for side in ("num", "den")
-        for t in terms(part.get(side, []))
+        for t in side_terms(part.get(side, []))
     }
     return {c for c in cells if (c.device, c.workload, c.impl, c.size) in read}
 
