@@ -87,3 +87,25 @@ def test_a_users_claims_that_cannot_be_added_stop_the_run_before_any_job(
     for words in named:
         assert words in run.stdout + run.stderr, (words, run.stderr[-2000:])
     assert not (wf / "results").exists()
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({"workload": "matmull"}, "no workload 'matmull'"),
+        ({"holds_if": "roughly 2"}, "unreadable condition 'roughly 2'"),
+    ],
+)
+def test_a_claims_file_that_cannot_be_judged_stops_the_run_in_one_line(tmp_path, change, said):
+    """Beside the shipped claims, as a user names theirs: before any job, one line naming the
+    file, the claim and the part, and no stack."""
+    part = {**CLAIM["parts"][0], **{k: v for k, v in change.items() if k != "workload"}}
+    if "workload" in change:
+        part["num"] = {**part["num"], "workload": change["workload"]}
+    wf = users_copy(tmp_path, [{**CLAIM, "parts": [part]}])
+    run = snakemake(wf, "-n", "--cores", "1", "--configfile", "tiny.yaml", "--config", BOTH)
+    assert run.returncode == 1
+    line = run.stderr.strip().splitlines()[-1]
+    where = f"blockbench: my_claims.yaml: claim {CLAIM['id']}, part {part['name']!r}: "
+    assert line.startswith(where) and said in line, run.stderr[-2000:]
+    assert 'File "' not in run.stderr and "Traceback" not in run.stderr

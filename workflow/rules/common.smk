@@ -1,5 +1,6 @@
 # Grid and target lists, computed by the blockbench package from the validated config.
 import json
+import sys
 from pathlib import Path
 
 from snakemake.logging import logger
@@ -8,6 +9,7 @@ from blockbench.run import cluster, grid, run_order, run_plan, scheduler_patch, 
 
 from blockbench.present import figure_names
 from blockbench.judge.claim_rules import claims_files, read_claims
+from blockbench.errors import InputError
 from blockbench.records import layout
 
 
@@ -23,10 +25,14 @@ def own_file(path):
 # stage: a user's file after blockbench's adds its claims (blockbench.judge.claim_rules).
 config["claims"] = [own_file(str(path)) for path in claims_files(config["claims"])]
 config["articles"] = own_file(config["articles"])
-grid.check(config)
-# A claim or article figure that could never be judged, a claims file that is missing, or an
-# id or slug two claims files share stops the run before any job.
-CLAIM_LIST = read_claims(config["claims"], config["articles"])
+# A config that cannot run, a claim or article figure that could never be judged, a claims
+# file that is missing, or an id or slug two claims files share stops the run before any
+# job, in one line (not Snakemake's stack, which points into blockbench, not at the file).
+try:
+    grid.check(config)
+    CLAIM_LIST = read_claims(config["claims"], config["articles"])
+except InputError as exc:
+    sys.exit(f"blockbench: {exc}")
 # Snakemake's scheduler must not take CPU from the cells (blockbench.run.scheduler_patch).
 QUIET = scheduler_patch.quiet_rescheduling()
 

@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from blockbench.errors import InputError
 from blockbench.judge.claim_rules import Precision
 from blockbench.records.layout import RAW, raw_files, run_dir
 from blockbench.records.spec import PHASES, per_process
@@ -24,7 +25,7 @@ ACCELERATORS = ("gpu", "tpu")
 Phases = tuple[str, ...] | None  # None: every phase that applies
 
 
-class ConfigError(ValueError):
+class ConfigError(InputError):
     """A configuration value that cannot be run; the message names the key and the value."""
 
 
