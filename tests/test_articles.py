@@ -215,6 +215,36 @@ def test_the_claims_figure_shows_every_interval_whole():
     plt.close("all")
 
 
+def test_the_rule_parts_figure_draws_any_claims_parts_against_their_rules():
+    """The figure a catalog with no hand-made figure reads: each part's row names the claim,
+    the part and its rule, shades the values the rule accepts, and puts ratios and
+    exponents on axes of their own."""
+    parts = pd.DataFrame(
+        {
+            "run_label": "local",
+            "claim_id": ["X1", "X2", "X3"],
+            "part": ["mine / theirs", "slower / faster", "speedup grows"],
+            "kind": ["ratio", "ratio", "trend"],
+            "article": [3.0, None, None],
+            "measured": [4.0, 0.8, 0.2],
+            "ci_low": [3.5, 0.7, -0.1],
+            "ci_high": [4.6, 0.9, 0.5],
+            "condition": [">= 2", "between 1.4 and 3", "> 0"],
+            "outcome": ["holds", "fails", "inconclusive"],
+            "indicative": False,
+        }
+    )
+    tables = figures.Tables(pd.DataFrame(), pd.DataFrame(), parts, articles.Articles({}))
+    ratios, exponents = figures.rule_parts(tables).axes
+    labels = [t.get_text() for t in ratios.get_yticklabels()]
+    assert labels == ["X1 mine / theirs (>= 2)", "X2 slower / faster (between 1.4 and 3)"]
+    assert ratios.get_xscale() == "log" and exponents.get_xscale() == "linear"
+    bands = [p.get_paths()[0].get_extents() for p in ratios.collections if p.get_paths()]
+    assert any(abs(b.x0 - 2.0) < 1e-9 for b in bands)  # X1's rule holds from 2 on
+    assert any(abs(b.x0 - 1.4) < 1e-9 and abs(b.x1 - 3.0) < 1e-9 for b in bands)
+    plt.close("all")
+
+
 def test_a_time_axis_within_one_decade_labels_each_tick_with_its_own_value():
     """time_vs_size's dot_xx panel spans 9 to 12 ms: one significant digit read 1e-02 at
     every tick."""

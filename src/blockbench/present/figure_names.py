@@ -3,4 +3,4 @@ must not import the plotting libraries (blockbench.present.figures draws them; a
 the two to the same names)."""
 
 ARTICLE_FIGURES = ("article_A", "article_B", "article_C", "article_D")
-NAMES = (*ARTICLE_FIGURES, "time_vs_size", "speedup_vs_size", "phases", "claims")
+NAMES = (*ARTICLE_FIGURES, "time_vs_size", "speedup_vs_size", "phases", "claims", "rule_parts")

@@ -20,6 +20,7 @@ from matplotlib.ticker import LogFormatter, NullFormatter
 from blockbench.judge import aggregate
 from blockbench.judge.articles import Articles
 from blockbench.judge.articles import load as load_articles
+from blockbench.judge.claim_rules import region
 from blockbench.judge.run_view import RunView
 from blockbench.present import article_figures, figure_files
 from blockbench.records.spec import PHASE_WORDS, PHASES
@@ -306,6 +307,79 @@ def claims_figure(t: Tables) -> plt.Figure:
     return fig
 
 
+# The measured values each kind of part has: a ratio (log axis) or an exponent (linear).
+SCALED = {"ratio": "ratio (x), log scale", "trend": "exponent", "growth": "exponent"}
+
+
+def _rule_band(ax: plt.Axes, y: float, condition: str, log: bool) -> None:
+    """The values that satisfy `condition`, shaded on row `y` (clipped to the axis)."""
+    r = region(condition)
+    lo, hi = ax.get_xlim()
+    low = max(r.low, lo) if not (log and r.low <= 0) else lo
+    ax.fill_betweenx([y - 0.4, y + 0.4], low, min(r.high, hi), color="#009E73", alpha=0.15, lw=0)
+
+
+def rule_parts(t: Tables) -> plt.Figure:
+    """Every claim part with a measured value, whatever its catalog: the value and its 95%
+    CI, coloured by outcome, over the band of values its rule accepts, beside the published
+    figure (hollow diamond). A catalog with no figure of its own drawn by hand reads here."""
+    parts = t.claim_parts
+    parts = parts[parts["measured"].notna() & parts["kind"].isin(list(SCALED))]
+    panels = [k for k in ("ratio", "trend", "growth") if (parts["kind"] == k).any()]
+    rows = [parts[parts["kind"] == k] for k in panels]
+    heights = [max(len(r), 1) for r in rows] or [1]
+    fig, axes = plt.subplots(
+        len(heights), 1, figsize=(7.5, 1.2 + 0.32 * sum(heights)), squeeze=False,
+        gridspec_kw={"height_ratios": heights},
+    )  # fmt: skip
+    if not panels:
+        _empty(axes[0][0], "no claim part measured in this run")
+        return fig
+    several = parts["run_label"].nunique() > 1
+    outcomes = parts["outcome"].where(
+        ~parts["indicative"].astype(bool), parts["outcome"] + " (indicative)"
+    )
+    for ax, kind, d in zip(axes[:, 0], panels, rows, strict=True):
+        outcome = outcomes[d.index].reset_index(drop=True)
+        d = d.reset_index(drop=True)
+        log = kind == "ratio"
+        values = d[["measured", "ci_low", "ci_high", "article"]].stack()
+        values = values[values > 0] if log else values
+        lo, hi = values.min(), values.max()
+        pad = (hi / lo) ** 0.1 if log else 0.1 * (hi - lo or 1.0)
+        ax.set_xlim((lo / pad, hi * pad) if log else (lo - pad, hi + pad))
+        if log:
+            ax.set_xscale("log")
+        for y, r in d.iterrows():
+            if isinstance(r["condition"], str) and r["condition"]:
+                _rule_band(ax, y, r["condition"], log)
+            bar = [[r["measured"] - r["ci_low"]], [r["ci_high"] - r["measured"]]]
+            color = RULE_COLORS.get(outcome[y], "grey")
+            if pd.notna(r["article"]):
+                ax.plot(r["article"], y, "D", mfc="none", mec="0.2", ms=6)
+            ax.errorbar(r["measured"], y, xerr=bar, fmt="o", color=color, capsize=2, ms=5, zorder=3)
+        labels = [
+            f"{r.claim_id} {r.part} ({r.condition})" + (f" [{r.run_label}]" if several else "")
+            for r in d.itertuples()
+        ]
+        ax.set_yticks(range(len(d)), labels, fontsize=7)
+        ax.set_ylim(len(d) - 0.5, -0.5)
+        ax.set_xlabel(f"measured {SCALED[kind]}", fontsize=8)
+    handles = [
+        plt.Line2D([], [], marker="D", ls="", mfc="none", mec="0.2", label="published figure"),
+        plt.Rectangle((0, 0), 1, 1, color="#009E73", alpha=0.15, label="the rule holds here"),
+        *[
+            plt.Line2D([], [], marker="o", ls="", color=c, label=f"measured, 95% CI: {name}")
+            for name, c in RULE_COLORS.items()
+            if name in set(outcomes)
+        ],
+    ]
+    fig.suptitle("Each claim part against its rule and its published figure", fontsize=9)
+    fig.legend(handles=handles, loc="lower center", ncol=2, fontsize=7, frameon=False)
+    fig.tight_layout(rect=(0, 0.02 + 0.02 * len(handles), 1, 1))
+    return fig
+
+
 FIGURES: dict[str, Callable[[Tables], plt.Figure]] = {
     **{
         name: lambda t, f=f: f(t.articles, RunView.each(t.cells, t.processes))
@@ -315,6 +389,7 @@ FIGURES: dict[str, Callable[[Tables], plt.Figure]] = {
     "speedup_vs_size": speedup_vs_size,
     "phases": phases,
     "claims": claims_figure,
+    "rule_parts": rule_parts,
 }
 
 
