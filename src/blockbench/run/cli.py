@@ -36,6 +36,9 @@ COMMANDS = {
     "gpu-kit": Command(
         "blockbench.run.gpu_kit", "main", "the GPU claims' cells, on a GPU machine (docs/gpu.md)"
     ),
+    "claims": Command(
+        "blockbench.run.claims_list", "main", "each claim: its devices, cells and time here"
+    ),
     "study": Command(
         "blockbench.run.make_study", "main", "a between-run study from several runs' raw JSON"
     ),

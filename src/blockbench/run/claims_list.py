@@ -1,0 +1,110 @@
+"""`blockbench claims`: each claims file's claims, what each needs, and its time here.
+
+A researcher choosing what to run reads, per claim, the devices and sizes its parts read in
+this config's grid and how long the first stage of those cells takes: from this machine's
+own earlier processes where results/raw holds some (their timelines, start to exit), else
+from the committed reference of today's method (named), else unknown. A cell two claims
+read is counted in each.
+"""
+
+import argparse
+import statistics
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from blockbench.judge import articles, claim_rules
+from blockbench.measure import provenance
+from blockbench.present.front_page import kinds
+from blockbench.records.layout import raw_files
+from blockbench.records.store import read_json
+from blockbench.run import kit_config
+from blockbench.run.grid import Cell
+from blockbench.run.run_plan import RunPlan
+
+Walls = dict[Cell, list[float]]
+
+
+def walls(roots: Iterable[Path], cpu_model: str | None = None) -> Walls:
+    """Each cell's processes' wall seconds, job start to worker exit, from the records under
+    `roots` (only those measured on `cpu_model`, where given)."""
+    out: Walls = {}
+    for root in roots:
+        for path in raw_files(root):
+            record = read_json(path)
+            when = record.get("timeline", {})
+            if cpu_model and record["provenance"].get("cpu_model") != cpu_model:
+                continue
+            if "job_start" in when and "worker_exit" in when:
+                cell = Cell(**record["cell"])
+                out.setdefault(cell, []).append(when["worker_exit"] - when["job_start"])
+    return out
+
+
+def cells_read(plan: RunPlan, claim: dict[str, Any]) -> set[Cell]:
+    """The plan's cells a claim's parts read: a part at one size reads its cells there, or at
+    the largest size the plan holds all of them (as the judge chooses); a trend or growth
+    reads every size the plan holds all of them at."""
+    out: set[Cell] = set()
+    for part in claim["parts"]:
+        named = {(t["device"], t["workload"], t["impl"]) for t in claim_rules.cells_named(part)}
+        sizes = [{c.size for c in plan.cells if (c.device, c.workload, c.impl) == n} for n in named]
+        common = set.intersection(*sizes) if sizes else set()
+        if part.get("kind") not in ("trend", "growth") and common:
+            common = {part["size"]} if part.get("size") in common else {max(common)}
+        out |= {Cell(*n, s) for n in named for s in common}
+    return out
+
+
+def line(claim: dict[str, Any], plan: RunPlan, here: Walls, reference: Walls) -> str:
+    """One claim: devices, cells, and the first stage's seconds with where they come from."""
+    named = {t["device"] for p in claim["parts"] for t in claim_rules.cells_named(p)}
+    absent = sorted(named - set(plan.config["devices"]))
+    head = f"{claim['id']} {claim['slug']}: devices {', '.join(sorted(named))}"
+    head += f" ({', '.join(absent)} not in this config)" if absent else ""
+    cells = sorted(cells_read(plan, claim))
+    if not cells:
+        return f"{head}; no cell in this config's grid"
+    sizes: dict[str, list[str]] = {}
+    for c in cells:
+        sizes.setdefault(f"{c.device}/{c.workload}/{c.impl}", []).append(str(c.size))
+    shown = "; ".join(f"{k} at {', '.join(v)}" for k, v in sizes.items())
+    seconds, mine, theirs = 0.0, 0, 0
+    for cell in cells:
+        measured = here.get(cell) or reference.get(cell)
+        if measured:
+            mine, theirs = (mine + 1, theirs) if cell in here else (mine, theirs + 1)
+            seconds += plan.first[cell] * statistics.median(measured)
+    counts = {"measured here": mine, "from the reference": theirs}
+    counts["never measured"] = len(cells) - mine - theirs
+    where = ", ".join(f"{n} {what}" for what, n in counts.items() if n)
+    if not mine + theirs:
+        none = f"no timeline of its {len(cells)} cells here or in the reference"
+        time = f"first stage: not known ({none})"
+    else:
+        some = " for the cells with a timeline" if mine + theirs < len(cells) else ""
+        time = f"first stage ~{seconds:.0f} s{some} (cells: {where})"
+    return f"{head}\n    {shown}\n    {time}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="blockbench claims", description=__doc__.splitlines()[0])
+    p.add_argument("--configfile", type=Path, default=kit_config.BASE_CONFIG)
+    p.add_argument("--raw", type=Path, default=Path("results/raw"), help="earlier runs here")
+    p.add_argument("--reference", type=Path, default=kit_config.ROOT / "results/reference")
+    args = p.parse_args(argv)
+    config = kit_config.load_config(args.configfile)
+    plan = kit_config.run_plan(config)
+    here = walls(args.raw.glob("*"), provenance.cpu_model()) if args.raw.is_dir() else {}
+    today = kinds(args.reference) if args.reference.is_dir() else []
+    reference = walls([*(today[0] / "run/raw").glob("*")]) if today else {}
+    if today:
+        print(f"the reference: {today[0].name} (results/reference/{today[0].name}/README.md)")
+    figures = articles.load(kit_config.ROOT / config["articles"])
+    for path in kit_config.claims_files(config):
+        listed = claim_rules.load(path, figures)
+        shown = path.relative_to(kit_config.ROOT) if path.is_relative_to(kit_config.ROOT) else path
+        print(f"\n{shown}: {len(listed)} claims")
+        for claim in listed:
+            print("  " + line(claim, plan, here, reference))
+    return 0
