@@ -21,6 +21,8 @@ from blockbench.measure import cores, parent
 from blockbench.measure.cell import WARMED_BY_CHECK
 from blockbench.measure.parent import host_lock
 from blockbench.measure.provenance import blas_warnings
+from blockbench.records.params import MeasureParams
+from blockbench.records.spec import StopRule
 from blockbench.records.store import SchemaError, schema, validate, write_json_atomic
 from blockbench.workloads import registry
 
@@ -434,3 +436,29 @@ def test_the_commit_is_blockbenchs_own_or_the_ref_the_workflow_fetched(tmp_path)
     uri = "https://raw.githubusercontent.com/someone/blockbench/v1.0/workflow"
     (copy / "SOURCE").write_text(json.dumps({"uri": uri, "ref": "v1.0"}))
     assert provenance.git_commit(copy) == {"commit": "v1.0", "dirty": False, "from": uri}
+
+
+def test_a_processs_settings_cross_the_command_line_whole():
+    """The run plan's record of a process's settings becomes the parent's flags and is read
+    back as the same record, every field (one definition: records.params)."""
+    params = MeasureParams(
+        budget_s=42.0,
+        seed=7,
+        matmul_precision="highest",
+        rule=StopRule(min_samples=4, max_time_s=0.3, long_sample_s=0.25),
+        phases=("steady", "dispatch"),
+        threads=1,
+        block="matmul@1000",
+        first_rounds=3,
+        design="two-stage",
+        lock_dir="/tmp/locks",
+        jax_env="/tmp/env.json",
+        scheduler_patch="patched",
+        not_run="left out for time",
+    )
+    cell = {"device": "cpu", "workload": "selu", "impl": "numpy", "size": 100}
+    args = parent.parse_args(parent.job_args(cell, 2, "/tmp/x.json", "mine", params))
+    assert MeasureParams.from_args(args) == params
+    assert (args.repeat, args.run_label, args.size) == (2, "mine", 100)
+    fresh = parent.parse_args(parent.job_args(cell, 0, "/tmp/x.json", "mine", MeasureParams()))
+    assert MeasureParams.from_args(fresh) == MeasureParams()

@@ -19,7 +19,6 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -34,9 +33,7 @@ from blockbench.records.spec import (
     EXIT_BAD_CELL,
     EXIT_WRONG_HOST,
     METHOD_VERSION,
-    PHASES,
     CellSpec,
-    StopRule,
 )
 from blockbench.records.store import (
     SCHEMA_VERSION,
@@ -46,7 +43,6 @@ from blockbench.records.store import (
     write_json_atomic,
 )
 
-PRECISIONS = ("default", "high", "highest", "bfloat16", "tensorfloat32", "float32")
 STDERR_TAIL = 2000
 # Share of the budget a worker may spend sampling; the rest is for the correctness check
 # and writing, so a slow cell ends with fewer samples (and says so), not with a kill.
@@ -79,25 +75,9 @@ def lock_path(lock: Path | None, cluster_lock_dir: Path | None) -> Path:
     return cluster_lock_dir / f"{node_name()}.lock"
 
 
-def phase_list(text: str) -> tuple[str, ...]:
-    phases = tuple(text.split(","))
-    unknown = [p for p in phases if p not in PHASES]
-    if unknown:
-        raise argparse.ArgumentTypeError(
-            f"unknown phase(s) {', '.join(unknown)} (known: {', '.join(PHASES)})"
-        )
-    return phases
-
-
-RULE_HELP = {
-    "target_rel_ci": "stop a phase once its median's 95%% CI is within this fraction",
-    "max_time_s": "per-phase cap: stop sampling there, converged or not",
-    "sample_time_s": "calibrate calls per sample so one sample lasts this long",
-    "long_sample_s": "one clean sample this long stands for its process",
-}
-
-
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """The cell, where its record goes, how this process runs, and the settings of
+    MeasureParams (one flag each, from its fields)."""
     p = argparse.ArgumentParser(prog="measure.py", description=__doc__.splitlines()[0])
     p.add_argument("--device", required=True, choices=DEVICES)
     p.add_argument("--workload", required=True)
@@ -105,71 +85,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--size", required=True, type=int)
     p.add_argument("--out", required=True, type=Path, help="JSON file to write")
     p.add_argument(
-        "--budget-s",
-        type=float,
-        default=300.0,
-        help="wall-clock budget of the whole cell; past it the cell is `timeout`",
-    )
-    for rule_field in fields(StopRule):  # every field of the stop rule is a flag
-        p.add_argument(
-            f"--{rule_field.name.replace('_', '-')}",
-            type=type(rule_field.default),
-            default=rule_field.default,
-            help=RULE_HELP.get(rule_field.name),
-        )
-    p.add_argument(
-        "--threads",
-        type=int,
-        default=None,
-        help="cores for the cell, NumPy and XLA alike (default: every core it may use)",
-    )
-    p.add_argument(
-        "--phases",
-        type=phase_list,
-        default=None,
-        help=f"comma-separated phases to measure (default: all that apply; of {','.join(PHASES)})",
-    )
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument(
         "--repeat",
         type=int,
         default=0,
         help="which of the cell's independent worker processes this is (recorded)",
     )
-    p.add_argument("--matmul-precision", choices=PRECISIONS, default="default")
-    p.add_argument(
-        "--block",
-        default="",
-        help="the block of cells measured back to back with this one, round by round "
-        "(recorded: claims pair their ratios by process within a block)",
-    )
-    p.add_argument(
-        "--first-rounds",
-        type=int,
-        default=0,
-        help="the rounds of the cell's first stage when rounds are added on demand (recorded: "
-        "its interval is Stein's, from those rounds' spread; 0: a fixed design)",
-    )
-    p.add_argument(
-        "--design",
-        default="",
-        help="the run's stopping rule and its settings, in words (recorded: a between-run "
-        "study applies its design only to runs of the same)",
-    )
+    p.add_argument("--run-label", default="local")
     p.add_argument(
         "--no-isolation",
         dest="isolate",
         action="store_false",
         help="keep a JAX cell's measuring thread on the cell's cores (default: on a core "
         "outside them where the process may use one, so XLA's pool never preempts it)",
-    )
-    p.add_argument("--run-label", default="local")
-    p.add_argument(
-        "--jax-env",
-        type=Path,
-        default=None,
-        help="the env.json of another JAX release's environment (blockbench.run.versions): the "
-        "worker runs in it (default: this Python and the JAX installed here)",
     )
     p.add_argument(
         "--lock",
@@ -178,26 +105,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="host-wide lock file: one measurement per host at a time (default: "
         "$BLOCKBENCH_LOCK, else blockbench.lock in the temporary directory)",
     )
-    p.add_argument(
-        "--cluster-lock-dir",
-        type=Path,
-        default=None,
-        help="inside a SLURM job, the lock is <DIR>/<node>.lock: a directory every job on "
-        "the node sees (a per-job /tmp would give each job a lock of its own)",
-    )
-    p.add_argument(
-        "--scheduler-patch",
-        default="",
-        help="what the workflow's patch of Snakemake's scheduler did (blockbench.run."
-        "scheduler_patch), recorded with the measurement: unpatched, Snakemake's timers take CPU",
-    )
-    p.add_argument(
-        "--not-run",
-        default="",
-        metavar="REASON",
-        help="record the process as unavailable for REASON without starting a worker (the GPU "
-        "kit's blocks left out for time)",
-    )
+    MeasureParams.add_arguments(p)
     return p.parse_args(argv)
 
 
@@ -212,25 +120,6 @@ def job_args(
         *("--repeat", str(repeat)),
         *params.flags(),
     ]
-
-
-def params_of(args: argparse.Namespace) -> MeasureParams:
-    """The parsed command line as the one record of the process's settings."""
-    return MeasureParams(
-        budget_s=args.budget_s,
-        seed=args.seed,
-        matmul_precision=args.matmul_precision,
-        rule=StopRule(**{f.name: getattr(args, f.name) for f in fields(StopRule)}),
-        phases=args.phases,
-        threads=args.threads,
-        block=args.block,
-        first_rounds=args.first_rounds,
-        design=args.design,
-        lock_dir=str(args.cluster_lock_dir or ""),
-        jax_env=str(args.jax_env or ""),
-        scheduler_patch=args.scheduler_patch,
-        not_run=args.not_run,
-    )
 
 
 @contextmanager
@@ -387,8 +276,8 @@ def cell_loops(out: Path, repeat: int) -> dict[str, int]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    params = params_of(args)
-    lock = lock_path(args.lock, args.cluster_lock_dir)
+    params = MeasureParams.from_args(args)
+    lock = lock_path(args.lock, Path(params.lock_dir) if params.lock_dir else None)
     cell = {"device": args.device, "workload": args.workload, "impl": args.impl, "size": args.size}
     run_dir = run_host.run_dir_of(Path(args.out), cell, args.repeat)
     if run_dir is not None:

@@ -5,39 +5,132 @@ command line carries (blockbench.measure.parent) and every measurement keeps.
 A new setting is one field here: its flag, its parsing and its place in the record follow.
 """
 
+import argparse
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from blockbench.records.spec import StopRule
+from blockbench.records.spec import PHASES, StopRule
+
+# What `jax_default_matmul_precision` accepts (the worker sets it before any JAX call).
+PRECISIONS = ("default", "high", "highest", "bfloat16", "tensorfloat32", "float32")
+
+
+def phase_list(text: str) -> tuple[str, ...]:
+    """`steady,dispatch` as phases, refusing one that does not exist."""
+    phases = tuple(text.split(","))
+    unknown = [p for p in phases if p not in PHASES]
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown phase(s) {', '.join(unknown)} (known: {', '.join(PHASES)})"
+        )
+    return phases
+
+
+def option(
+    default: Any,
+    help: str | None = None,
+    parse: Callable[[str], Any] | None = None,
+    flag: str = "",
+    **argparse_keys: Any,
+) -> Any:
+    """A setting with its command-line flag: its help, how its text is parsed (the type of
+    its default where not given), a flag other than its name's where it differs."""
+    keys = {"help": help, "parse": parse, "flag": flag, **argparse_keys}
+    return field(default=default, metadata=keys)
+
+
+RULE_HELP = {
+    "target_rel_ci": "stop a phase once its median's 95%% CI is within this fraction",
+    "max_time_s": "per-phase cap: stop sampling there, converged or not",
+    "sample_time_s": "calibrate calls per sample so one sample lasts this long",
+    "long_sample_s": "one clean sample this long stands for its process",
+}
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
 
 
 @dataclass(frozen=True)
 class MeasureParams:
-    """A process's settings beyond its cell and repeat. Empty strings and zeros mean unset."""
+    """A process's settings beyond its cell and repeat. Empty strings and zeros mean unset.
+    Each field is its own flag (`add_arguments`), parsed back by `from_args` and written by
+    `flags`: a new setting is one field, nothing else."""
 
-    budget_s: float = 300.0  # wall clock of the whole process; past it the cell is `timeout`
-    seed: int = 0
-    matmul_precision: str = "default"
+    # wall clock of the whole process; past it the cell is `timeout`
+    budget_s: float = option(300.0, "wall-clock budget of the whole cell; past it: `timeout`")
+    seed: int = option(0)
+    matmul_precision: str = option("default", choices=PRECISIONS)
     rule: StopRule = field(default_factory=StopRule)  # the cell's sampling, per process
-    phases: tuple[str, ...] | None = None  # None: every phase that applies
-    threads: int | None = None  # cores for NumPy and XLA alike (None: every core allowed)
-    # the block of cells measured back to back with this one (blockbench.run.run_order)
-    block: str = ""
-    # the cell's first-stage rounds when rounds are added on demand: its interval is
-    # Stein's, from those rounds (0: a fixed design)
-    first_rounds: int = 0
-    # the run's stopping rule and settings in words: a between-run study applies to runs of
-    # the same design only
-    design: str = ""
-    # inside a SLURM job, the lock is <lock_dir>/<node>.lock (blockbench.measure.parent)
-    lock_dir: str = ""
-    # env.json of another JAX release's environment (blockbench.run.versions)
-    jax_env: str = ""
-    # what the workflow's patch of Snakemake's scheduler did (blockbench.run.scheduler_patch)
-    scheduler_patch: str = ""
-    # why this process is not measured (the GPU kit left its block out for time): no worker
-    # starts, and the record is `unavailable` with this reason
-    not_run: str = ""
+    phases: tuple[str, ...] | None = option(  # None: every phase that applies
+        None,
+        f"comma-separated phases to measure (default: all that apply; of {','.join(PHASES)})",
+        parse=phase_list,
+    )
+    threads: int | None = option(  # None: every core allowed
+        None, "cores for the cell, NumPy and XLA alike (default: every core it may use)", int
+    )
+    block: str = option(
+        "",
+        "the block of cells measured back to back with this one, round by round (recorded: "
+        "claims pair their ratios by process within a block; blockbench.run.run_order)",
+    )
+    first_rounds: int = option(
+        0,
+        "the rounds of the cell's first stage when rounds are added on demand (recorded: its "
+        "interval is Stein's, from those rounds' spread; 0: a fixed design)",
+    )
+    design: str = option(
+        "",
+        "the run's stopping rule and its settings, in words (recorded: a between-run study "
+        "applies its design only to runs of the same)",
+    )
+    lock_dir: str = option(
+        "",
+        "inside a SLURM job, the lock is <DIR>/<node>.lock: a directory every job on the node "
+        "sees (a per-job /tmp would give each job a lock of its own)",
+        flag="--cluster-lock-dir",
+    )
+    jax_env: str = option(
+        "",
+        "the env.json of another JAX release's environment (blockbench.run.versions): the "
+        "worker runs in it (default: this Python and the JAX installed here)",
+    )
+    scheduler_patch: str = option(
+        "",
+        "what the workflow's patch of Snakemake's scheduler did (blockbench.run."
+        "scheduler_patch), recorded with the measurement: unpatched, its timers take CPU",
+    )
+    not_run: str = option(
+        "",
+        "record the process as unavailable for REASON without starting a worker (the GPU "
+        "kit's blocks left out for time)",
+        metavar="REASON",
+    )
+
+    @staticmethod
+    def add_arguments(p: argparse.ArgumentParser) -> None:
+        """Every setting as a flag, the stop rule's fields each one of their own."""
+        for f in fields(MeasureParams):
+            if f.name == "rule":
+                for r in fields(StopRule):
+                    kind = type(r.default)
+                    p.add_argument(
+                        _flag(r.name), type=kind, default=r.default, help=RULE_HELP.get(r.name)
+                    )
+                continue
+            keys = dict(f.metadata)
+            parse = keys.pop("parse") or type(f.default)
+            flag = keys.pop("flag") or _flag(f.name)
+            p.add_argument(flag, dest=f.name, type=parse, default=f.default, **keys)
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> "MeasureParams":
+        """The parsed command line as the one record of the process's settings."""
+        rule = StopRule(**{r.name: getattr(args, r.name) for r in fields(StopRule)})
+        given = {f.name: getattr(args, f.name) for f in fields(cls) if f.name != "rule"}
+        return cls(**given, rule=rule)
 
     def as_dict(self) -> dict[str, Any]:
         """Plain values (Snakemake params, JSON)."""
@@ -57,25 +150,14 @@ class MeasureParams:
         )
 
     def flags(self) -> list[str]:
-        """The parent's command-line options for these settings (unset ones left out)."""
-        args = [
-            *("--budget-s", str(self.budget_s), "--seed", str(self.seed)),
-            *("--matmul-precision", self.matmul_precision),
-        ]
-        for f in fields(StopRule):
-            args += [f"--{f.name.replace('_', '-')}", str(getattr(self.rule, f.name))]
-        optional = {
-            "phases": ",".join(self.phases or ()),
-            "threads": "" if self.threads is None else str(self.threads),
-            "block": self.block,
-            "first-rounds": str(self.first_rounds or ""),
-            "design": self.design,
-            "cluster-lock-dir": self.lock_dir,
-            "jax-env": self.jax_env,
-            "scheduler-patch": self.scheduler_patch,
-            "not-run": self.not_run,
-        }
-        for flag, value in optional.items():
-            if value:
-                args += [f"--{flag}", value]
+        """The parent's command-line options for these settings: the stop rule whole, every
+        other setting that differs from its default."""
+        rule = self.rule
+        args = [x for r in fields(StopRule) for x in (_flag(r.name), str(getattr(rule, r.name)))]
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "rule" or value == f.default:
+                continue
+            text = ",".join(value) if isinstance(value, tuple) else str(value)
+            args += [f.metadata["flag"] or _flag(f.name), text]
         return args
