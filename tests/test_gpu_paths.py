@@ -13,7 +13,7 @@ import yaml
 from conftest import run_measure
 from fake_gpu import NAME, fake_gpu_env, use_fake_gpu
 
-from blockbench.measure import cell, parent, provenance, sampling
+from blockbench.measure import cell, parent, phase_record, provenance, sampling
 from blockbench.records.spec import CellSpec, StopRule
 from blockbench.run import grid
 from blockbench.workloads import matmul, registry
@@ -89,8 +89,8 @@ def test_thread_parity_is_flagged_on_cpu_cells_only():
     phase = {"n": 5, "stop": "converged", "iqr_s": 0.0, "median_s": 1.0}
     threads = {"parity": False, "n_cores": 16, "mismatch": "XLA 8"}
     record = {"provenance": {"threads": threads}, "phases": {"steady": phase}}
-    assert any("thread parity" in w for w in cell.warnings(record, 2, "cpu"))
-    assert cell.warnings(record, 2, "gpu") == []
+    assert any("thread parity" in w for w in phase_record.warnings(record, 2, "cpu"))
+    assert phase_record.warnings(record, 2, "gpu") == []
 
 
 @pytest.mark.parametrize(
