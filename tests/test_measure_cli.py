@@ -51,10 +51,14 @@ def test_an_ok_cell_records_phases_check_and_provenance(measure_cli):
         *("worker_end", "worker_exit"),
     ]
     assert marks == sorted(marks)
-    # backend start-up is not counted as compile: the first samples are no outliers
+    # backend start-up (0.15 s and more: harness.warm_up) is not counted as compile: no first
+    # sample carries it. A first trace of tens of ms over a 10 ms median is something else,
+    # seen in 1 of 6 processes before and after method version 10 (a one-time cost of the
+    # first trace: left for its own issue), so the bound is the backend's start, not 2.5x.
     for phase in ("trace_lower", "compile"):
         samples = record["phases"][phase]["samples_s"]
-        assert samples[0] < 2.5 * record["phases"][phase]["median_s"], (phase, samples)
+        median = record["phases"][phase]["median_s"]
+        assert samples[0] < max(2.5 * median, median + 0.1), (phase, samples)
 
 
 def test_a_jax_cells_ratio_phases_are_sampled_in_turn(measure_cli):
