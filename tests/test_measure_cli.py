@@ -53,8 +53,8 @@ def test_an_ok_cell_records_phases_check_and_provenance(measure_cli):
     assert marks == sorted(marks)
     # backend start-up (0.15 s and more: harness.warm_up) is not counted as compile: no first
     # sample carries it. A first trace of tens of ms over a 10 ms median is something else,
-    # seen in 1 of 6 processes before and after method version 10 (a one-time cost of the
-    # first trace: left for its own issue), so the bound is the backend's start, not 2.5x.
+    # seen in 1 of 6 runs of this test before method version 10 and 2 of 9 after (a one-time
+    # cost of the first trace: left for its own issue), so the bound is the backend's start.
     for phase in ("trace_lower", "compile"):
         samples = record["phases"][phase]["samples_s"]
         median = record["phases"][phase]["median_s"]
