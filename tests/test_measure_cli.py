@@ -383,10 +383,12 @@ def test_a_cells_processes_time_one_loop_count_and_agree_within_their_samples(tm
     assert len({p["loops"] for p in six}) == 1 and six[0]["loops"] >= 10
     assert forced["loops"] == 7
     # the spread between the six medians stays within what one process's samples spread
-    # over, or under the 1.6x that no defect of loop counts would stay within (2x)
+    # over, or within 2x: a VM whose cores switch between two speeds (1.5x and more) may hold
+    # one process on its slow speed throughout; the loop counts above are what guard the
+    # defect, whose one-loop processes read 2-3x slower
     medians = [p["median_s"] for p in six]
     within = max(max(p["samples_s"]) / min(p["samples_s"]) for p in six)
-    assert max(medians) / min(medians) <= max(within, 1.6), (medians, within)
+    assert max(medians) / min(medians) <= max(within, 2.0), (medians, within)
 
 
 SPIN = "import os, sys; os.sched_setaffinity(0, {int(sys.argv[1])})\nwhile True: pass"

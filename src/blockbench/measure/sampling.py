@@ -303,18 +303,18 @@ class Sampler:
             out.stop = _stop_reason(out, self.rule, self.spent, self.last_wall, self.deadline)
             if out.stop:
                 return False
-        t0 = time.perf_counter()
         if self.single_calls and self.probe is not None:
+            t0 = time.perf_counter()
             room = self.rule.max_samples - len(out.samples_s)
             samples, disturbance, faults = grouped(self.run, min(PROBE_GROUP, room), self.probe)
             out.samples_s += samples
             out.disturbances += [disturbance] * len(samples)
             out.faults += [faults] * len(samples)
+            self.last_wall = time.perf_counter() - t0
         else:
-            spent, window = timed(self.run, out.loops, self.probe)
-            self._keep(spent, window)
-            t0 += window.probe_s  # the phase's time limits count its own time only
-        self.last_wall = time.perf_counter() - t0
+            got = tried(self.run, out.loops, self.probe)
+            self._keep(got.spent, got.window)
+            self.last_wall = got.own_s  # the phase's time limits count its own time only
         self.spent += self.last_wall
         return True
 
