@@ -1,5 +1,7 @@
-"""The articles' numbers (config/articles.yaml) and the figures that redraw each source."""
+"""The articles' numbers (config/claims/articles/figures.yaml) and the figures that redraw
+each source."""
 
+import shutil
 from pathlib import Path
 
 import matplotlib
@@ -17,7 +19,7 @@ from blockbench.run import stages
 from blockbench.workloads import grad_logistic
 
 ROOT = Path(__file__).resolve().parents[1]
-ARTICLES = articles.load(ROOT / "config/articles.yaml")
+ARTICLES = articles.load(ROOT / "config/claims/articles/figures.yaml")
 
 
 def test_every_number_the_sources_print_is_there_once():
@@ -39,10 +41,7 @@ def test_every_number_the_sources_print_is_there_once():
 
 
 def test_the_claims_read_their_article_figures_from_the_articles_file():
-    claims = {
-        c["id"]: c
-        for c in stages.read_claims(ROOT / "config/claims.yaml", ROOT / "config/articles.yaml")
-    }
+    claims = {c["id"]: c for c in stages.read_claims(ROOT / "config/claims/articles")}
     head = {cid: c["parts"][0] for cid, c in claims.items()}
     assert head["A1"]["article"] == pytest.approx(4.92e-3 / 269e-6)
     assert head["C3"]["article"] == pytest.approx(2.23 / 1.61)
@@ -64,8 +63,8 @@ def test_the_published_gradient_is_the_one_the_workload_checks():
 @pytest.mark.parametrize(
     ("article", "message"),
     [
-        (18.3, "is a number; write it in the articles file"),
-        ("A.blocked / A.nothing", "no article figure 'A.nothing'"),
+        (18.3, "is a number; write it in the catalog's figures.yaml"),
+        ("A.blocked / A.nothing", "no published figure 'A.nothing'"),
         ("blocked / dispatch", "'blocked' is not an article figure"),
         ("B.D_vs_E / A.blocked", None),  # words only: no value, but a valid name
     ],
@@ -78,16 +77,18 @@ def test_a_claims_article_must_name_figures_of_the_articles_file(tmp_path, artic
         "holds_if": "> 1",
         "why": "w",
         "code": "c",
+        "size": 1000,
         "article": article,
     }
     claim = {"id": "X", "slug": "x", "source": "s", "statement": "t", "parts": [part]}
     path = tmp_path / "claims.yaml"
     path.write_text(yaml.safe_dump([claim]))
+    shutil.copy(ROOT / "config/claims/articles/figures.yaml", tmp_path)  # its catalog's figures
     if message is None:
-        assert claim_rules.load(path, ARTICLES)[0]["parts"][0]["article"] is None
+        assert claim_rules.read_claims(path)[0]["parts"][0]["article"] is None
         return
     with pytest.raises(claim_rules.ClaimConfigError, match=message) as err:
-        claim_rules.load(path, ARTICLES)
+        claim_rules.read_claims(path)
     assert "claim X, part 'p'" in str(err.value)
 
 
@@ -104,7 +105,7 @@ def test_a_claims_article_must_name_figures_of_the_articles_file(tmp_path, artic
     ],
 )
 def test_an_unusable_article_figure_is_refused_naming_it(tmp_path, edit, message):
-    data = yaml.safe_load((ROOT / "config/articles.yaml").read_text())
+    data = yaml.safe_load((ROOT / "config/claims/articles/figures.yaml").read_text())
     data["A"]["figures"]["blocked"].update(edit)
     path = tmp_path / "articles.yaml"
     path.write_text(yaml.safe_dump(data))
@@ -164,14 +165,14 @@ def drawn(tmp_path: Path, name: str, df: pd.DataFrame, proc: pd.DataFrame, outpu
     workflow's figure rule draws it from the tables' files."""
     df.to_parquet(tmp_path / "cells.parquet")
     proc.to_parquet(tmp_path / "proc.parquet")
-    claim_list = stages.read_claims(ROOT / "config/claims.yaml", ROOT / "config/articles.yaml")
+    claim_list = stages.read_claims(ROOT / "config/claims/articles")
     verdicts.judge(df, proc, claim_list)[1].to_parquet(tmp_path / "parts.parquet")
     figures.draw(
         name,
         tmp_path / "cells.parquet",
         tmp_path / "proc.parquet",
         tmp_path / "parts.parquet",
-        ROOT / "config/articles.yaml",
+        ROOT / "config/claims/articles",
         outputs,
     )
 

@@ -413,7 +413,7 @@ def test_the_study_tool_keeps_its_runs_method_and_says_why_this_code_does_not_ap
     labels = {str(raw / label): label for label in ("v8-0349", "v8-0408")}
     proc = aggregate.processes([f for d in labels for f in raw_files(d)], labels)
     cells = aggregate.cells(proc)
-    claim_list = read_claims(ROOT / "config/claims.yaml", ROOT / "config/articles.yaml")
+    claim_list = read_claims(ROOT / "config/claims/articles")
     with pytest.raises(InputError, match="a study is of one host"):  # they record none
         study_making.study(cells, proc, claim_list, STEADY)
     found = study_making.study(cells, proc, claim_list, STEADY, scope="kind")
@@ -429,7 +429,7 @@ def test_the_study_tool_refuses_runs_of_two_designs() -> None:
     reference run of 65b7fad and its repeat (their fixtures in tests/data/runs)."""
     runs = [DATA / "runs" / label for label in ("epyc-65b7fad", "epyc-65b7fad-b")]
     proc = aggregate.processes([f for d in runs for f in raw_files(d)])
-    claim_list = read_claims(ROOT / "config/claims.yaml", ROOT / "config/articles.yaml")
+    claim_list = read_claims(ROOT / "config/claims/articles")
     proc.loc[proc["run_label"] == proc["run_label"].iloc[0], "design"] = "two-stage: x1.15"
     with pytest.raises(InputError, match="different stopping rules"):
         study_making.study(aggregate.cells(proc), proc, claim_list, STEADY)

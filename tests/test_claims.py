@@ -16,7 +16,7 @@ import scipy.special
 import scipy.stats
 import yaml
 
-from blockbench.judge import articles, claim_rules, run_view, uncertainty, verdicts
+from blockbench.judge import claim_rules, run_view, uncertainty, verdicts
 from blockbench.judge.aggregate import cells, measurements, processes, speedups
 from blockbench.present import claims_report, figures
 from blockbench.records.layout import raw_files
@@ -25,9 +25,8 @@ from blockbench.workloads.registry import WORKLOADS
 ROOT = Path(__file__).resolve().parents[1]
 # Small parts of committed runs (tests/data/README.md)
 DATA = ROOT / "tests/data"
-ARTICLES = articles.load(ROOT / "config/articles.yaml")
 # blockbench's own claims, which a user's claims file adds to
-SHIPPED = ROOT / "config/claims.yaml"
+SHIPPED = ROOT / "config/claims/articles/claims.yaml"
 
 
 def row(
@@ -168,7 +167,7 @@ def test_a_part_without_the_articles_code_is_refused(tmp_path):
     path = tmp_path / "claims.yaml"
     path.write_text(yaml.safe_dump([{**claim, "parts": [part]}]))
     with pytest.raises(claim_rules.ClaimConfigError, match="no 'code'"):
-        claim_rules.load(path, ARTICLES)
+        claim_rules.read_claims(path)
 
 
 SIZES = [
@@ -304,7 +303,7 @@ def test_check_part_fails_on_a_wrong_result():
 
 def claims_file(path: Path, *ids: str, slug: str | None = None) -> Path:
     """A claims file of one ratio claim per id (slug: the id in lower case, unless given)."""
-    part = {k: v for k, v in ratio_part().items() if k != "article"}
+    part = {k: v for k, v in ratio_part(size=1000).items() if k != "article"}
     entries = [
         {"id": i, "slug": slug or i.lower(), "source": "s", "statement": "t", "parts": [part]}
         for i in ids
@@ -316,17 +315,17 @@ def claims_file(path: Path, *ids: str, slug: str | None = None) -> Path:
 def test_claims_files_are_read_in_order_and_their_claims_joined(tmp_path):
     """A user's file adds to blockbench's: nothing of the shipped file needs copying."""
     mine = claims_file(tmp_path / "mine.yaml", "S1", "S2")
-    shipped = [c["id"] for c in claim_rules.load(SHIPPED, ARTICLES)]
-    ids = [c["id"] for c in claim_rules.load([SHIPPED, mine], ARTICLES)]
+    shipped = [c["id"] for c in claim_rules.read_claims(SHIPPED)]
+    ids = [c["id"] for c in claim_rules.read_claims([SHIPPED, mine])]
     assert ids == [*shipped, "S1", "S2"]
-    ids = [c["id"] for c in claim_rules.load([str(mine), str(SHIPPED)], ARTICLES)]
+    ids = [c["id"] for c in claim_rules.read_claims([str(mine), str(SHIPPED)])]
     assert ids == ["S1", "S2", *shipped]
 
 
 def test_one_path_is_a_list_of_one(tmp_path):
     mine = claims_file(tmp_path / "mine.yaml", "S1")
     assert claim_rules.claims_files(str(mine)) == claim_rules.claims_files([mine]) == [mine]
-    assert claim_rules.load(str(mine), ARTICLES) == claim_rules.load([mine], ARTICLES)
+    assert claim_rules.read_claims(str(mine)) == claim_rules.read_claims([mine])
 
 
 @pytest.mark.parametrize(
@@ -337,27 +336,30 @@ def test_an_id_or_slug_two_files_share_is_refused_naming_both_files(tmp_path, id
     """A user's claim never silently stands in for one of blockbench's, nor the reverse."""
     mine = claims_file(tmp_path / "mine.yaml", *ids, slug=slug)
     with pytest.raises(claim_rules.ClaimConfigError, match=named) as said:
-        claim_rules.load([SHIPPED, mine], ARTICLES)
+        claim_rules.read_claims([SHIPPED, mine])
     assert f"in both {SHIPPED} and {mine}" in str(said.value)
 
 
 def test_an_id_one_file_repeats_is_refused(tmp_path):
     mine = claims_file(tmp_path / "mine.yaml", "S1", "S1")
     with pytest.raises(claim_rules.ClaimConfigError) as said:
-        claim_rules.load(mine, ARTICLES)
+        claim_rules.read_claims(mine)
     assert str(said.value) == f"claim id 'S1' is twice in {mine}"
 
 
 def test_a_missing_claims_file_is_refused_naming_the_key_and_the_file(tmp_path):
     missing = tmp_path / "nope.yaml"
     with pytest.raises(claim_rules.ClaimConfigError) as said:
-        claim_rules.load([SHIPPED, missing], ARTICLES)
-    assert str(said.value) == f"config key claims[1]: {str(missing)!r} is not a file"
+        claim_rules.read_claims([SHIPPED, missing])
+    assert str(said.value) == (
+        f"config key claims[1]: {str(missing)!r} is neither a catalog folder (with a "
+        "claims.yaml) nor a claims file"
+    )
 
 
 def users_file(tmp_path: Path, **changes) -> Path:
     """A user's file of one claim, S1, its part changed by `changes` (a term's key: `num.X`)."""
-    part = {k: v for k, v in ratio_part().items() if k != "article"}
+    part = {k: v for k, v in ratio_part(size=1000).items() if k != "article"}
     for key, value in changes.items():
         side, _, field = key.partition(".")
         part[side] = {**part[side], field: value} if field else value
@@ -385,7 +387,7 @@ def test_a_part_that_cannot_be_judged_is_refused_naming_file_claim_and_part(
     the run planned as if the claim were not there)."""
     mine = users_file(tmp_path, **changes)
     with pytest.raises(claim_rules.ClaimConfigError) as caught:
-        claim_rules.load([SHIPPED, mine], ARTICLES)
+        claim_rules.read_claims([SHIPPED, mine])
     text = str(caught.value)
     assert text.startswith(f"{mine}: claim S1, part 'jax / numpy': ") and said in text, text
     assert "\n" not in text
@@ -395,14 +397,14 @@ def test_a_claims_file_that_is_not_yaml_is_refused_naming_it_and_the_line(tmp_pa
     mine = tmp_path / "mine.yaml"
     mine.write_text("- id: S1\n  parts: [\n    - name: x\n")
     with pytest.raises(claim_rules.ClaimConfigError) as caught:
-        claim_rules.load([SHIPPED, mine], ARTICLES)
+        claim_rules.read_claims([SHIPPED, mine])
     text = str(caught.value)
     assert text.startswith(f"{mine}, line ") and "not valid YAML" in text, text
     assert "unicode string" not in text and "\n" not in text
 
 
 def test_the_claims_file_covers_every_article_claim():
-    ids = {c["id"] for c in claim_rules.load(ROOT / "config/claims.yaml", ARTICLES)}
+    ids = {c["id"] for c in claim_rules.read_claims(ROOT / "config/claims/articles/claims.yaml")}
     assert ids == {
         "A1",
         "A2",
@@ -706,7 +708,7 @@ def test_a_parts_precision_must_be_a_factor_above_one(tmp_path):
     with pytest.raises(
         claim_rules.ClaimConfigError, match=r"precision 0\.9 is not a factor above 1"
     ):
-        claim_rules.load(path, ARTICLES)
+        claim_rules.read_claims(path)
 
 
 @pytest.mark.parametrize(
@@ -734,7 +736,7 @@ def test_a_ratios_precision_is_sized_to_how_far_its_article_clears_its_rule(extr
 
 def test_the_default_claims_targets_are_those_the_config_names():
     """config/config.yaml's comment quotes three targets; the claims file gives them."""
-    claims = claim_rules.read_claims(ROOT / "config/claims.yaml", ROOT / "config/articles.yaml")
+    claims = claim_rules.read_claims(ROOT / "config/claims/articles")
     of = {
         (c["id"], p["name"]): claim_rules.Precision(1.15).of(p) for c in claims for p in c["parts"]
     }

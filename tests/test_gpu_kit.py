@@ -18,7 +18,6 @@ from fake_gpu import image_env
 from tiny import workflow_copy
 
 from blockbench.judge import aggregate, claim_rules
-from blockbench.judge.articles import load as load_articles
 from blockbench.judge.claim_rules import side_terms
 from blockbench.measure import gpu_ready
 from blockbench.records import layout, store
@@ -32,9 +31,7 @@ GPU_CLAIMS = ("B1", "B2", "C2", "C3", "C5", "C6")
 def gpu_parts() -> list[tuple[str, list[tuple[str, str, str]], int | None]]:
     """(claim, its terms as (device, workload, impl), size or None for a trend) of every
     part of a GPU claim that has a GPU term."""
-    claims = claim_rules.load(
-        ROOT / "config/claims.yaml", load_articles(ROOT / "config/articles.yaml")
-    )
+    claims = claim_rules.read_claims(ROOT / "config/claims/articles")
     out = []
     for claim in (c for c in claims if c["id"] in GPU_CLAIMS):
         for part in claim["parts"]:
@@ -88,7 +85,9 @@ def dry_run_lines(*args: str) -> list[str]:
     return proc.stdout.splitlines()
 
 
-def test_the_quick_dry_run_fits_its_first_stage_in_7_minutes_and_the_command_in_9():
+def test_the_quick_dry_run_fits_its_first_stage_in_8_minutes_and_the_command_in_9():
+    """C5's cells take the 5 first processes its claim asks of the eager CPU SELU's cell,
+    which its block shares."""
     lines = dry_run_lines()
     listed = {tuple(line.split()[:4]) for line in lines[1:] if line.startswith(("cpu ", "gpu "))}
     for _, terms, size in gpu_parts():
@@ -101,7 +100,7 @@ def test_the_quick_dry_run_fits_its_first_stage_in_7_minutes_and_the_command_in_
     first = float(re.search(r"first stage ([\d.]+) min", said).group(1))
     both = float(re.search(r"the two ([\d.]+) min", said).group(1))
     whole = float(re.search(r"\(([\d.]+) min in all\)", said).group(1))
-    assert first <= 7.0 and both <= whole <= 9.0, said
+    assert first <= 8.0 and both <= whole <= 9.0, said
 
 
 def test_the_full_gpu_grid_stays_for_a_longer_session():
@@ -386,7 +385,7 @@ def rehearsal_checkout(tmp_path: Path) -> tuple[Path, Path]:
     work = tmp_path / "checkout"
     for name in ("src", "config", "scripts", "workflow"):
         shutil.copytree(ROOT / name, work / name, ignore=shutil.ignore_patterns("__pycache__"))
-    claims = yaml.safe_load((ROOT / "config/claims.yaml").read_text())
+    claims = yaml.safe_load((ROOT / "config/claims/articles/claims.yaml").read_text())
     for claim in claims:
         for part in claim["parts"]:
             if "size" in part:
@@ -493,8 +492,7 @@ def test_the_quick_kit_rehearsed_end_to_end_on_a_faked_gpu(tmp_path, monkeypatch
     (raw / "rounds.json").unlink()
     again = stages.decide_rounds(
         raw=[str(work / j.path("rehearsal")) for j in plan.jobs()],
-        claims_file=config["claims"],
-        articles_file=ROOT / "config/articles.yaml",
+        claims_file=kit_config.claims_files(config),
         study_files=[],
         units=plan.units,
         run_label="rehearsal",
@@ -511,8 +509,7 @@ def test_the_quick_kit_rehearsed_end_to_end_on_a_faked_gpu(tmp_path, monkeypatch
     table = stages.build_claims(
         out["parquet"],
         out["processes"],
-        config["claims"],
-        ROOT / "config/articles.yaml",
+        kit_config.claims_files(config),
         *claims_out.values(),
         parts_csv=home / "parts.csv",
         parts_parquet=home / "parts.parquet",

@@ -13,6 +13,7 @@ import yaml
 from conftest import run_measure
 from fake_gpu import NAME, fake_gpu_env, use_fake_gpu
 
+from blockbench.judge.claim_rules import read_claims
 from blockbench.measure import cell, parent, phase_record, provenance, sampling
 from blockbench.records.spec import CellSpec, StopRule
 from blockbench.run import grid
@@ -211,10 +212,12 @@ def test_the_copy_b2_adds_up_is_the_two_arrays_test_d_sends(monkeypatch):
 
 
 def test_a_gpu_run_of_the_default_grid_adds_only_claimed_gpu_cells():
-    """Review 9: a block's `devices` keeps stencil, grad and Source A's cells on the CPU."""
+    """Review 9: stencil, grad and Source A's cells stay on the CPU, as no claim part reads
+    them on a GPU."""
     config = yaml.safe_load((ROOT / "config/config.yaml").read_text())
     config["devices"] = ["cpu", "gpu"]
-    on_gpu = {c.workload for c in grid.plan(config) if c.device == "gpu"}
+    claims = read_claims(ROOT / "config/claims/articles")
+    on_gpu = {c.workload for c in grid.plan(config, claims) if c.device == "gpu"}
     assert on_gpu == {"matmul", "selu"}
 
 

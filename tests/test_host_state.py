@@ -156,8 +156,7 @@ def judged(tmp_path: Path, files: list[Path]) -> Path:
     stages.build_claims(
         out.parquet,
         out.processes,
-        ROOT / "config/claims.yaml",
-        ROOT / "config/articles.yaml",
+        ROOT / "config/claims/articles/claims.yaml",
         csv=tmp_path / "claims.csv",
         markdown=tmp_path / "claims.md",
         rst=tmp_path / "claims.rst",

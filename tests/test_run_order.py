@@ -10,8 +10,8 @@ from blockbench.run import grid, run_order
 from blockbench.run.stages import read_claims
 
 CONFIG = yaml.safe_load((ROOT / "config/config.yaml").read_text())
-CLAIMS = read_claims(ROOT / "config/claims.yaml", ROOT / "config/articles.yaml")
-PLAN = grid.plan(CONFIG)
+CLAIMS = read_claims(ROOT / "config/claims/articles")
+PLAN = grid.plan(CONFIG, CLAIMS)
 
 
 def cell(workload: str, impl: str, size: int) -> grid.Cell:
@@ -59,7 +59,7 @@ def test_the_order_is_a_function_of_the_seed():
 
 
 def test_a_cell_with_more_processes_runs_its_extra_rounds_after_every_cells_last():
-    settings = grid.settings(CONFIG)
+    settings = grid.settings(CONFIG, CLAIMS)
     repeats = {c: s.repeats for c, s in settings.items()}
     source_a = cell("dot_xx", "jax", 1000)
     c5 = [cell("selu", "jax", 1000000), cell("selu", "numpy", 1000000)]
@@ -91,7 +91,7 @@ def test_rounds_are_added_to_blocks_and_lone_cells_each_from_its_first_stage():
 def test_a_blocks_round_is_one_chain_per_device_in_the_runs_order():
     """Each job of a block's round waits for the one measured before it on its device (a
     cluster runs the chain as one job on one node); lone cells and first cells wait for none."""
-    gpu = grid.plan({**CONFIG, "devices": ["cpu", "gpu"]})
+    gpu = grid.plan({**CONFIG, "devices": ["cpu", "gpu"]}, CLAIMS)
     order = run_order.order(gpu, CLAIMS, dict.fromkeys(gpu, 2), seed=0)
     chains = run_order.chains(order)
     for after, before in chains.items():
@@ -143,7 +143,7 @@ def test_a_runs_design_names_its_cells_sampling_as_well_as_its_stopping_rule():
     shorter = {**CONFIG, "sampling": {**CONFIG["sampling"], "max_time_s": 0.05}}
 
     def first(config):
-        return {c: grid.Settings(3, s.sampling) for c, s in grid.settings(config).items()}
+        return {c: grid.Settings(3, s.sampling) for c, s in grid.settings(config, CLAIMS).items()}
 
     assert grid.design(CONFIG, first(CONFIG)) == grid.design(dict(CONFIG), first(dict(CONFIG)))
     assert grid.design(shorter, first(shorter)) != grid.design(CONFIG, first(CONFIG))

@@ -313,10 +313,10 @@ def test_a_run_placed_on_two_kinds_of_node_measures_on_the_first_kind_alone(slur
 def test_tables_figures_and_claims_were_produced(slurm_run):
     wf = slurm_run["wf"]
     assert (wf / "results/tables/measurements.parquet").exists()
-    for name in figure_names.NAMES:
+    for name in figure_names.names(["articles"]):
         assert (wf / f"results/figures/{name}.png").exists()
     claims = pd.read_csv(wf / "results/claims.csv").set_index("claim_id")
-    assert len(claims) == len(read_claims(wf / "config/claims.yaml", wf / "config/articles.yaml"))
+    assert len(claims) == len(read_claims(wf / "config/claims/articles"))
     assert claims.loc["B1", "verdict"] == "not_run"
     assert "no gpu device" in claims.loc["B1", "note"]
 

@@ -157,7 +157,7 @@ def test_a_units_weight_is_what_the_part_loses_when_its_processes_agree():
     leaves nothing, and the shares add up to the part's squared standard error."""
     proc = aggregate.processes(layout.raw_files(REFERENCE))
     view = stopping.RunView(aggregate.cells(proc), proc, proc["run_label"].iloc[0])
-    claims = stages.read_claims(ROOT / "config/claims.yaml", ROOT / "config/articles.yaml")
+    claims = stages.read_claims(ROOT / "config/claims/articles")
     (part,) = [p for c in claims for p in c["parts"] if p["name"].startswith("SELU, JAX jit CPU")]
     sizes = sorted(set(proc[proc["workload"] == "selu"]["size"]))
     units = {
@@ -206,7 +206,7 @@ def test_a_claim_its_article_clears_by_far_is_measured_to_less_and_says_so():
     rounds; the decision stores each part's target, as claims.md then says it."""
     proc = aggregate.processes(layout.raw_files(REFERENCE))
     view = stopping.RunView(aggregate.cells(proc), proc, proc["run_label"].iloc[0])
-    claims = stages.read_claims(ROOT / "config/claims.yaml", ROOT / "config/articles.yaml")
+    claims = stages.read_claims(ROOT / "config/claims/articles")
     a = [c for c in claims if c["id"] in ("A1", "A2")]
     units = {"a": Unit("a", ("cpu/dot_xx/jax/1000",), 3, 12, 2.0)}
     sized = stopping.decide(view, a, units, Precision(1.15), None)
@@ -295,6 +295,7 @@ class Throttle(threading.Thread):
 BLOCK = {
     "run_label": "r",
     "devices": ["cpu"],
+    "claim_sizes": "none",
     "workloads": [
         {"name": "matmul", "impls": ["numpy", "jax"], "sizes": [1000], "phases": ["steady"]}
     ],
@@ -426,6 +427,7 @@ def test_a_cell_that_sits_a_round_out_is_neither_measured_nor_waited_for(tmp_pat
         "run_label": "r",
         "devices": ["cpu"],
         "workloads": [{"name": "selu", "impls": ["numpy", "jax", "jax_jit"], "sizes": [1000]}],
+        "claim_sizes": "none",
         "repeats": 3,
         "max_rounds": 5,
         "check_gpu": False,

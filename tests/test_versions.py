@@ -80,6 +80,7 @@ def test_a_release_with_no_wheel_stops_the_run_before_any_job(tmp_path):
 
 # A grid three claims read, at tiny sizes: A1 and A2 (dot_xx), C1 (matmul).
 TWO = {
+    "claim_sizes": "none",
     "workloads": [
         {"name": "dot_xx", "impls": ["jax"], "sizes": [64]},
         {"name": "matmul", "impls": ["numpy", "jax"], "sizes": [64], "phases": ["steady"]},

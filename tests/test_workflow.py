@@ -25,7 +25,7 @@ from blockbench.measure.core_speed import FAKE_CORE_SPEED, STEADY
 from blockbench.present import figure_names
 from blockbench.records import layout
 from blockbench.records.store import read_json
-from blockbench.run import cli_config, grid, regenerate, run_order, stages
+from blockbench.run import cli_config, grid, kit_config, regenerate, run_order, stages
 
 ROOT = Path(__file__).resolve().parents[1]
 SETTINGS = grid.settings(TINY)  # each cell's processes (dot_xx: its block's 2)
@@ -41,9 +41,9 @@ def snakemake(cwd: Path, *args: str, timeout: int = 900) -> subprocess.Completed
 
 def first_stage(config: dict) -> int:
     """The jobs of a config's first stage: a block's cells take the most any of them asks."""
-    claims = stages.read_claims(ROOT / "config/claims.yaml", ROOT / "config/articles.yaml")
-    repeats = {c: s.repeats for c, s in grid.settings(config).items()}
-    units = run_order.units(grid.plan(config), claims, repeats, config["max_rounds"])
+    claims = stages.read_claims(ROOT / "config/claims/articles")
+    repeats = {c: s.repeats for c, s in grid.settings(config, claims).items()}
+    units = run_order.units(grid.plan(config, claims), claims, repeats, config["max_rounds"])
     return sum(u["first"] * len(u["cells"]) for u in units.values())
 
 
@@ -132,11 +132,13 @@ def test_grid_adds_the_articles_sizes_only_with_an_accelerator():
 
 
 @pytest.mark.slow
-def test_a_users_workloads_replace_the_default_grid(tmp_path):
-    wf = workflow_copy(
-        tmp_path,
-        {"workloads": [{"name": "selu", "impls": ["numpy"], "sizes": [10]}], "repeats": 2},
-    )
+def test_a_users_workloads_add_cells_and_claim_sizes_none_leaves_them_alone(tmp_path):
+    block = {"workloads": [{"name": "selu", "impls": ["numpy"], "sizes": [10]}], "repeats": 2}
+    wf = workflow_copy(tmp_path, block)
+    dry = snakemake(wf, "-n", "--configfile", "tiny.yaml").stdout
+    assert "results/raw/local/cpu/selu/numpy/10/1.json" in dry  # beside the claims' cells
+    assert "results/raw/local/cpu/matmul/numpy/5000/0.json" in dry
+    (wf / "tiny.yaml").write_text(yaml.safe_dump({**block, "claim_sizes": "none"}))
     dry = snakemake(wf, "-n", "--configfile", "tiny.yaml").stdout
     counts = dict(line.split()[:2] for line in dry.splitlines() if line.startswith("measure"))
     assert counts == {"measure": "2"}  # one cell, two processes
@@ -179,24 +181,25 @@ def test_the_paper_config_lists_every_article_setup(tmp_path):
     assert run.returncode == 0, run.stderr[-2000:]
     for cell in (
         "cpu/dot_xx/jax/1000",
-        *(
-            f"cpu/matmul/{i}/{n}"
-            for i in ("numpy", "jax", "jax_numpy_input")
-            for n in (5000, 10000)
-        ),
+        *(f"cpu/matmul/{i}/{n}" for i in ("numpy", "jax") for n in (5000, 10000)),
+        "cpu/matmul/jax_numpy_input/10000",
         "cpu/selu/numpy/1000000",
         "cpu/selu/jax/1000000",
         *(f"cpu/stencil/{i}/64" for i in ("loop", "convolve", "scan", "loop_jit")),
+        *(f"cpu/stencil/loop_jit/{n}" for n in (8, 16, 32)),
     ):
         assert f"results/raw/paper/{cell}/0.json" in run.stdout, cell
-    paper = yaml.safe_load((ROOT / "config/paper.yaml").read_text())
-    plan = grid.plan({**paper, "devices": ["cpu"]})
-    large = ("host_to_device", "first_call", "steady")  # in the harness's order
+    assert "results/raw/paper/cpu/matmul/numpy/2000/0.json" in run.stdout  # the sweep's
+    paper = kit_config.load_config(ROOT / "config/paper.yaml")
+    plan = grid.plan(paper, kit_config.claims(paper))
+    large = ("host_to_device", "first_call", "steady")  # in the harness's order: B3's setting
     assert plan[grid.Cell("cpu", "matmul", "jax", 10000)] == large
     assert plan[grid.Cell("cpu", "matmul", "jax", 1000)] is None  # the sweep keeps every phase
+    assert plan[grid.Cell("cpu", "stencil", "loop_jit", 16)] == ("compile",)  # D3's fit
+    assert grid.Cell("cpu", "stencil", "loop_jit", 12) not in plan  # the default run's size
 
 
-def test_a_cell_two_blocks_ask_for_is_measured_once_with_both_blocks_phases():
+def test_two_blocks_that_measure_one_cell_two_ways_are_refused_naming_both():
     config = {
         "devices": ["cpu"],
         "workloads": [
@@ -204,9 +207,17 @@ def test_a_cell_two_blocks_ask_for_is_measured_once_with_both_blocks_phases():
             {"name": "selu", "impls": ["jax"], "sizes": [10, 20], "phases": ["dispatch"]},
         ],
     }
+    with pytest.raises(grid.ConfigError) as said:
+        grid.plan(config)
+    assert str(said.value) == (
+        "cpu/selu/jax/10: config key workloads[0] (selu) sets phases ('steady',) and config "
+        "key workloads[1] (selu) sets ('dispatch',); one cell is measured one way, so say it "
+        "in one place"
+    )
+    config["workloads"][1]["phases"] = ["steady"]  # the same: one cell, once
     assert grid.plan(config) == {
-        grid.Cell("cpu", "selu", "jax", 10): ("dispatch", "steady"),
-        grid.Cell("cpu", "selu", "jax", 20): ("dispatch",),
+        grid.Cell("cpu", "selu", "jax", 10): ("steady",),
+        grid.Cell("cpu", "selu", "jax", 20): ("steady",),
     }
 
 
@@ -223,7 +234,7 @@ def test_a_blocks_repeats_and_sampling_keys_replace_the_runs_for_its_cells_only(
                 "repeats": 6,
                 "sampling": {"max_time_s": 1.2},
             },
-            {"name": "selu", "impls": ["numpy", "jax"], "sizes": [10], "repeats": 2},
+            {"name": "selu", "impls": ["numpy"], "sizes": [10], "repeats": 2},
         ],
     }
     got = grid.settings(config)
@@ -263,7 +274,7 @@ def tiny_run(tmp_path_factory):
     # every process reads its cores as steady (made up: the suite runs on any host)
     study = Study(here, [{"label": "a"}, {"label": "b"}], core_speed=STEADY)
     study.scope = "kind"  # any host of this kind: the suite runs on any machine
-    for claim in stages.read_claims(ROOT / "config/claims.yaml", ROOT / "config/articles.yaml"):
+    for claim in stages.read_claims(ROOT / "config/claims/articles"):
         for part in claim["parts"]:
             # a spread wide enough to show in any run
             study.parts[(claim["id"], part["name"])] = StudyPart((0.0, 1.0), 3.0)
@@ -305,14 +316,11 @@ def test_tiny_grid_produces_every_table_figure_and_claim(tiny_run):
         "speedups.md",
     ):
         assert (wf / "results/tables" / name).stat().st_size > 0
-    for name in figure_names.NAMES:
+    for name in figure_names.names(["articles"]):
         for ext in ("png", "svg"):
             assert (wf / f"results/figures/{name}.{ext}").stat().st_size > 1000
     table = pd.read_csv(wf / "results/claims.csv")
-    ids = [
-        c["id"]
-        for c in stages.read_claims(ROOT / "config/claims.yaml", ROOT / "config/articles.yaml")
-    ]
+    ids = [c["id"] for c in stages.read_claims(ROOT / "config/claims/articles")]
     for _, run in table.groupby("run_label"):
         assert sorted(run["claim_id"]) == sorted(ids)
     assert set(table["verdict"]) <= set(part_result.VERDICTS)
@@ -534,7 +542,11 @@ def test_an_interrupted_run_resumes_with_only_the_missing_cells(tiny_run, tmp_pa
         for line in dry.splitlines()
         if line.split()[:1] in (["measure"], ["tables"], ["figure"])
     )
-    assert counts == {"measure": "1", "tables": "1", "figure": str(len(figure_names.NAMES))}
+    assert counts == {
+        "measure": "1",
+        "tables": "1",
+        "figure": str(len(figure_names.names(["articles"]))),
+    }
 
 
 def test_merged_runs_keep_their_label_and_device_model(tmp_path):
@@ -558,6 +570,7 @@ def test_a_bad_merged_file_stops_tables_with_one_line_naming_it(tmp_path, conten
         tmp_path,
         {
             "workloads": [{"name": "selu", "impls": ["numpy"], "sizes": [100]}],
+            "claim_sizes": "none",
             "merge": ["other"],
             "sampling": {"min_time_s": 0.0, "max_time_s": 0.05},
         },

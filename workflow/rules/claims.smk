@@ -5,9 +5,10 @@ rule claims:
     input:
         measurements="results/tables/measurements.parquet",
         processes="results/tables/processes.parquet",
-        # every claims file, in the order config `claims` names them
+        # every claims file, in the order config `claims` names them, and their catalogs'
+        # published figures
         claims=config["claims"],
-        articles=config["articles"],
+        figures=FIGURES_FILES,
         studies=STUDIES,
         # why each part stopped where it did: every run's rounds decision (rules/rounds.smk)
         decisions=DECISIONS,

@@ -8,7 +8,12 @@ from snakemake.logging import logger
 from blockbench.run import cluster, grid, run_order, run_plan, scheduler_patch, versions
 
 from blockbench.present import figure_names
-from blockbench.judge.claim_rules import claims_files, read_claims
+from blockbench.judge.claim_rules import (
+    claim_paths,
+    claims_files,
+    figures_files,
+    read_claims,
+)
 from blockbench.errors import InputError
 from blockbench.records import layout
 
@@ -21,23 +26,30 @@ def own_file(path):
     return str(own)
 
 
-# `claims` as the list of files it names (one path is a list of one), read in order by every
-# stage: a user's file after blockbench's adds its claims (blockbench.judge.claim_rules).
-config["claims"] = [own_file(str(path)) for path in claims_files(config["claims"])]
-config["articles"] = own_file(config["articles"])
-# A config that cannot run, a claim or article figure that could never be judged, a claims
-# file that is missing, or an id or slug two claims files share stops the run before any
-# job, in one line (not Snakemake's stack, which points into blockbench, not at the file).
+# `claims` as the claims files its catalogs and files name (a catalog folder stands for its
+# claims.yaml), read in order by every stage: a user's catalog after blockbench's adds its
+# claims (blockbench.judge.claim_rules). A config that cannot run, a claim or published
+# figure that could never be judged, a catalog that is missing, an id or slug two files
+# share, or two settings of one cell that differ stop the run before any job, in one line
+# (not Snakemake's stack, which points into blockbench, not at the file).
 try:
     grid.check(config)
-    CLAIM_LIST = read_claims(config["claims"], config["articles"])
+    config["claims"] = [
+        str(path)
+        for path in claims_files([own_file(p) for p in claim_paths(config["claims"])])
+    ]
+    # each catalog's published figures, which its claims name
+    FIGURES_FILES = [str(path) for path in figures_files(config["claims"])]
+    CLAIM_LIST = read_claims(config["claims"])
+    # The run plan (blockbench.run.run_plan), the GPU kit's too: every process of the run
+    # and its settings, the cells its claims read and those `workloads` add.
+    PLAN = run_plan.RunPlan(config, CLAIM_LIST)
 except InputError as exc:
     sys.exit(f"blockbench: {exc}")
 # Snakemake's scheduler must not take CPU from the cells (blockbench.run.scheduler_patch).
 QUIET = scheduler_patch.quiet_rescheduling()
 
-# The run plan (blockbench.run.run_plan), the GPU kit's too: every process of the run and its
-# settings. Rounds on demand (blockbench.judge.stopping): a block (the cells a claim divides
+# Rounds on demand (blockbench.judge.stopping): a block (the cells a claim divides
 # by each other) and each lone cell take their first rounds (a block's own, the most of its
 # cells'); after them the checkpoint `rounds` (rules/rounds.smk) decides how many more each
 # needs for the precision its claims ask, up to `max_rounds`, and the DAG grows by those.
@@ -45,7 +57,6 @@ QUIET = scheduler_patch.quiet_rescheduling()
 # (blockbench.run.run_order), and each job of a block's round waits for the one before it on
 # its device: one chain, which a cluster runs as one job on one node (the `measure_cpu`
 # group's connected jobs).
-PLAN = run_plan.RunPlan(config, CLAIM_LIST)
 RUN = config["run_label"]
 # Where each process of a cell writes its JSON (blockbench.records.layout).
 RAW_FILE = layout.RAW
@@ -107,9 +118,12 @@ TABLES = expand(
     "results/tables/claims_by_version.csv",
     "results/tables/claims_by_version.md",
 ]
+# The run's figures: each catalog's own, drawn by hand or generic (blockbench.present.
+# figure_names), and those of every run.
+FIGURE_NAMES = figure_names.names(claim["catalog"] for claim in CLAIM_LIST)
 FIGURES = expand(
     "results/figures/{name}.{ext}",
-    name=[*figure_names.NAMES, "claims_by_version"],
+    name=[*FIGURE_NAMES, "claims_by_version"],
     ext=["png", "svg"],
 )
 CLAIMS = ["results/claims.csv", "results/claims.md", "results/claims.rst"]
@@ -119,10 +133,9 @@ ENV_CUDA = "../../environment-cuda12.yml"
 
 
 def figure_category(wc):
-    """Report menus sort by name: the articles' figures first, after them the verdicts."""
-    return (
-        "1. The articles, redrawn" if wc.name.startswith("article_") else "3. Figures"
-    )
+    """Report menus sort by name: the catalogs' own figures first, then the verdicts."""
+    own = wc.name.startswith(("article_", figure_names.GENERIC))
+    return "1. The claims, redrawn" if own else "3. Figures"
 
 
 def cell_of(wc):

@@ -7,7 +7,8 @@ rule figure:
         processes="results/tables/processes.parquet",
         # the claims as the claims stage judged them (never judged again here)
         claim_parts="results/tables/claim_parts.parquet",
-        articles=config["articles"],
+        claims=config["claims"],
+        figures=FIGURES_FILES,
     output:
         png=report(
             "results/figures/{name}.png",
@@ -18,7 +19,7 @@ rule figure:
     log:
         "logs/figures/{name}.log",
     wildcard_constraints:
-        name="|".join(figure_names.NAMES),
+        name="|".join(FIGURE_NAMES),
     # runs where Snakemake runs, never as a cluster job
     localrule: True
     conda:

@@ -7,9 +7,10 @@
 checkpoint rounds:
     input:
         raw=first_stage,
-        # every claims file, in the order config `claims` names them
+        # every claims file, in the order config `claims` names them, and their catalogs'
+        # published figures
         claims=config["claims"],
-        articles=config["articles"],
+        figures=FIGURES_FILES,
         studies=STUDIES,
     output:
         layout.DECISION,

@@ -1,4 +1,4 @@
-"""Snakemake job: judge every claim of config/claims.yaml against the measurements."""
+"""Snakemake job: judge every claim of the run's catalogs against the measurements."""
 
 from blockbench.run import job_log, stages
 
@@ -6,8 +6,7 @@ with job_log.logged(snakemake.log[0]):
     stages.build_claims(
         measurements_file=snakemake.input.measurements,
         processes_file=snakemake.input.processes,
-        claims_file=snakemake.input.claims,
-        articles_file=snakemake.input.articles,
+        claims_file=list(snakemake.input.claims),
         study_files=snakemake.input.studies,
         csv=snakemake.output.csv,
         markdown=snakemake.output.md,

@@ -9,6 +9,6 @@ with job_log.logged(snakemake.log[0]):
         measurements=snakemake.input[0],
         processes=snakemake.input.processes,
         claim_parts=snakemake.input.claim_parts,
-        articles_file=snakemake.input.articles,
+        claims_file=list(snakemake.input.claims),
         outputs=[snakemake.output.png, snakemake.output.svg],
     )

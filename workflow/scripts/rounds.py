@@ -5,8 +5,7 @@ from blockbench.run import job_log, stages
 with job_log.logged(snakemake.log[0]):
     stages.decide_rounds(
         raw=list(snakemake.input.raw),
-        claims_file=snakemake.input.claims,
-        articles_file=snakemake.input.articles,
+        claims_file=list(snakemake.input.claims),
         study_files=list(snakemake.input.studies),
         units=snakemake.params.units,
         run_label=snakemake.wildcards.run_label,

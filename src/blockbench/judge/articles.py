@@ -22,7 +22,7 @@ UNITS = ("s", "x", "exponent", "values")
 SOURCE_KEYS = ("title", "hardware", "setup", "figures")
 CELL_KEYS = {"device", "workload", "impl", "size", "phase"}
 # `KEY`, `KEY / KEY`, `(KEY + KEY) / KEY`: sums over a sum, nothing more.
-TERM = re.compile(r"^[A-D]\.\w+$")
+TERM = re.compile(r"^[A-Za-z]\w*\.\w+$")
 
 
 class ArticlesError(InputError):
@@ -65,7 +65,9 @@ class Articles:
         try:
             return self.sources[letter].figures[name]
         except KeyError:
-            raise ArticlesError(f"no article figure {key!r} in the articles file") from None
+            raise ArticlesError(
+                f"no published figure {key!r} in the catalog's figures.yaml"
+            ) from None
 
     def ratio(self, expression: str) -> float | None:
         """The value of `A.blocked / A.dispatch` or `(C.x + C.y) / C.z`; None when a term

@@ -1,10 +1,12 @@
-"""Reading the claims files (config/claims.yaml, and a user's own beside it): the claims,
-their parts, the conditions that judge them, and the precision each part needs.
+"""Reading the claims catalogs (config/claims/<catalog>/, and a user's own beside them):
+the claims, their parts, the sizes each part is measured at, the conditions that judge them,
+and the precision each part needs.
 
-Rules live in configuration, not code, so that a reader can check each one by eye; this
-module refuses an entry that could never be judged before anything is measured. What a part
-needs is read from the claim too (how far its article's figure clears its rule), so the
-measurements never set their own target.
+A catalog is a folder: `claims.yaml`, and `figures.yaml` with its sources' published figures
+(blockbench.judge.articles), which its parts name. Rules live in configuration, not code, so
+that a reader can check each one by eye; this module refuses an entry that could never be
+judged before anything is measured. What a part needs is read from the claim too (how far
+its article's figure clears its rule), so the measurements never set their own target.
 """
 
 import math
@@ -17,16 +19,23 @@ from typing import Any
 import yaml
 
 from blockbench.errors import InputError
+from blockbench.judge import articles
 from blockbench.judge.articles import Articles
-from blockbench.judge.articles import load as articles_load
 from blockbench.records.spec import DEVICES, PHASES
 from blockbench.workloads.registry import WORKLOADS, impls_of
 
 KINDS = ("ratio", "trend", "growth", "check")
 CONDITION = re.compile(r"^\s*(>=|>|<=|<)\s*([0-9.eE+-]+)\s*$|^\s*between\s+(\S+)\s+and\s+(\S+)\s*$")
 CLAIM_KEYS = ("id", "slug", "source", "statement", "parts")
-# The `claims` config value: one file, or several whose claims are read one after another.
+# The `claims` config value: catalogs (folders) and claims files, read one after another.
 ClaimsFiles = str | Path | Sequence[str | Path]
+CLAIMS_FILE, FIGURES_FILE = "claims.yaml", "figures.yaml"
+# Paths an older config names, and what replaced them.
+REPLACED = {"config/claims.yaml": "config/claims/articles"}
+# A claim's `settings`: which of its cells (devices, workload, impls, sizes), and how they
+# are measured where the run's defaults do not do (phases, repeats, sampling), with why.
+SELECTORS = ("devices", "workload", "impls", "sizes")
+SETTINGS = ("phases", "repeats", "sampling")
 
 
 class ClaimConfigError(InputError):
@@ -139,6 +148,17 @@ def cells_named(part: dict[str, Any]) -> list[dict[str, Any]]:
     return named
 
 
+def part_sizes(part: dict[str, Any], claim_sizes: str = "default") -> list[int]:
+    """The sizes a part is measured at: the default run's (`measure_at`, else the article's
+    `size`; a trend's or growth's `sizes`), or, with `claim_sizes: article`, the article's
+    own (`size`; `article_sizes`, else `sizes`)."""
+    article = claim_sizes == "article"
+    if part.get("kind", "ratio") in ("trend", "growth"):
+        return list(part.get("article_sizes", part["sizes"]) if article else part["sizes"])
+    default = part.get("measure_at", part.get("size"))
+    return [part.get("size", default) if article else default]
+
+
 def _check_names(where: str, part: dict[str, Any]) -> None:
     """A device, workload, implementation or phase that does not exist would leave the part
     with no cell to read, and the run would plan as if it were not there: refused here."""
@@ -153,9 +173,39 @@ def _check_names(where: str, part: dict[str, Any]) -> None:
         if device not in DEVICES:
             known = ", ".join(DEVICES)
             raise ClaimConfigError(f"{where}: no device {device!r} (known: {known})")
+        if device not in impls_of(workload)[impl].devices:
+            raise ClaimConfigError(f"{where}: {workload}/{impl} does not run on {device}")
         if term.get("phase", "steady") not in PHASES:
             known = ", ".join(PHASES)
             raise ClaimConfigError(f"{where}: no phase {term['phase']!r} (known: {known})")
+
+
+def _check_sizes(where: str, part: dict[str, Any]) -> None:
+    """A ratio or check part says the article's `size` and, where the default run measures
+    it elsewhere, `measure_at`; a trend or growth part the `sizes` it fits (and, where the
+    article's differ, `article_sizes`). Each must be a size of every workload it names."""
+    if part.get("kind", "ratio") in ("trend", "growth"):
+        keys, lists = ("sizes", "article_sizes"), True
+        if "sizes" not in part:
+            raise ClaimConfigError(f"{where}: no 'sizes' (the sizes its fit runs over)")
+    else:
+        keys, lists = ("size", "measure_at"), False
+        if "size" not in part and "measure_at" not in part:
+            raise ClaimConfigError(f"{where}: no 'size' (the article's) or 'measure_at'")
+    for key in keys:
+        value = part.get(key)
+        if value is None:
+            continue
+        sizes = value if lists else [value]
+        if not (isinstance(sizes, list) and sizes and all(isinstance(n, int) for n in sizes)):
+            want = "a list of integers" if lists else "an integer"
+            raise ClaimConfigError(f"{where}: {key} {value!r} is not {want}")
+        for workload in {t["workload"] for t in cells_named(part)}:
+            for n in sizes:
+                try:
+                    WORKLOADS[workload].validate_size(n)
+                except ValueError as exc:
+                    raise ClaimConfigError(f"{where}: {key} {n}: {exc}") from None
 
 
 def _check_part(where: str, part: dict[str, Any]) -> None:
@@ -164,13 +214,11 @@ def _check_part(where: str, part: dict[str, Any]) -> None:
         raise ClaimConfigError(f"{where}: unknown kind {kind!r}")
     if "code" not in part:
         raise ClaimConfigError(f"{where}: no 'code' (the article's code line it reproduces)")
-    size = part.get("size")
-    if size is not None and not isinstance(size, int):
-        raise ClaimConfigError(f"{where}: size {size!r} is not the article's size (an integer)")
     precision = part.get("precision")
     if precision is not None and not (isinstance(precision, int | float) and precision > 1):
         raise ClaimConfigError(f"{where}: precision {precision!r} is not a factor above 1")
     _check_names(where, part)
+    _check_sizes(where, part)
     if "holds_if" in part:
         try:
             condition_holds(part["holds_if"], 1.0)  # raises on an unreadable rule
@@ -180,58 +228,130 @@ def _check_part(where: str, part: dict[str, Any]) -> None:
             raise ClaimConfigError(f"{where}: no 'why' (what in the article the rule stands for)")
 
 
-def _article(where: str, part: dict[str, Any], articles: Articles) -> None:
-    """Replace the part's `article` (names in the articles file) by its value, keeping the
-    expression and the article's words beside it for the report."""
+def _check_settings(where: str, claim: dict[str, Any]) -> None:
+    """Each of a claim's `settings` selects some of its cells and says how to measure them,
+    with one line of why (the evidence lives in docs/method.md)."""
+    for i, entry in enumerate(claim.get("settings", [])):
+        at = f"{where}, settings[{i}]"
+        if not isinstance(entry, dict):
+            raise ClaimConfigError(f"{at}: expected a mapping")
+        unknown = set(entry) - {*SELECTORS, *SETTINGS, "why"}
+        if unknown:
+            raise ClaimConfigError(f"{at}: unknown key {sorted(unknown)[0]!r}")
+        if not entry.get("why"):
+            raise ClaimConfigError(f"{at}: no 'why' (one line: why these cells need it)")
+        if not set(entry) & set(SETTINGS):
+            raise ClaimConfigError(f"{at}: sets none of {', '.join(SETTINGS)}")
+        for phase in entry.get("phases", []):
+            if phase not in PHASES:
+                raise ClaimConfigError(f"{at}: no phase {phase!r} (known: {', '.join(PHASES)})")
+        repeats = entry.get("repeats", 1)
+        if not (isinstance(repeats, int) and repeats >= 1):
+            raise ClaimConfigError(f"{at}: repeats {repeats!r} is not a count of processes")
+
+
+def _article(where: str, part: dict[str, Any], figures: Articles) -> None:
+    """Replace the part's `article` (names in its catalog's figures.yaml) by its value,
+    keeping the expression and the article's words beside it for the report."""
     expression = part.get("article")
     if expression is None:
         return
     if not isinstance(expression, str):
         raise ClaimConfigError(
-            f"{where}: article {expression!r} is a number; write it in the articles file and "
-            "name it here (e.g. A.blocked / A.dispatch)"
+            f"{where}: article {expression!r} is a number; write it in the catalog's figures.yaml"
+            " and name it here (e.g. A.blocked / A.dispatch)"
         )
     try:
-        part["article_says"] = articles.says(expression)
-        value = None if part.get("kind") == "check" else articles.ratio(expression)
+        part["article_says"] = figures.says(expression)
+        value = None if part.get("kind") == "check" else figures.ratio(expression)
     except InputError as exc:
         raise ClaimConfigError(f"{where}: {exc}") from None
     part["article_expression"], part["article"] = expression, value
 
 
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
+
+
+def catalog_name(path: Path) -> str:
+    """A catalog's name: its folder's, or a lone claims file's own stem; it names the
+    catalog's figure, so it is a plain file name."""
+    name = path.parent.name if path.name == CLAIMS_FILE else path.stem
+    if not NAME.match(name):
+        raise ClaimConfigError(f"{path}: catalog name {name!r} is not letters, digits, - and _")
+    return name
+
+
+def claim_paths(value: ClaimsFiles) -> list[str]:
+    """The paths `claims` names, in order: one path stands for a list of one."""
+    return [str(value)] if isinstance(value, str | Path) else [str(v) for v in value]
+
+
 def claims_files(value: ClaimsFiles) -> list[Path]:
-    """The files `claims` names, in order: one path stands for a list of one, so that a config
-    written before lists were accepted reads as it did."""
-    return [Path(value)] if isinstance(value, str | Path) else [Path(v) for v in value]
+    """The claims files `claims` names, in order: a catalog folder stands for its
+    claims.yaml. A path an older config names is refused with what replaced it."""
+    files = []
+    for i, given in enumerate(map(Path, claim_paths(value))):
+        for old, new in REPLACED.items():
+            if given.as_posix().endswith(old):
+                raise ClaimConfigError(
+                    f"config key claims[{i}]: {str(given)!r} was replaced by the catalog "
+                    f"{new} (its claims.yaml and figures.yaml; config/README.md, Catalogs)"
+                )
+        path = given / CLAIMS_FILE if given.is_dir() else given
+        if not path.is_file():
+            raise ClaimConfigError(
+                f"config key claims[{i}]: {str(given)!r} is neither a catalog folder "
+                f"(with a {CLAIMS_FILE}) nor a claims file"
+            )
+        files.append(path)
+    return files
 
 
-def read_claims(claims_file: ClaimsFiles, articles_file: str | Path) -> list[dict[str, Any]]:
-    """The claims, with the article figures they name read from the articles file."""
-    return load(claims_file, articles_load(articles_file))
+def figures_files(value: ClaimsFiles) -> list[Path]:
+    """The published figures of the catalogs `claims` names (a lone claims file not named
+    claims.yaml has none): what the stages read besides the claims files."""
+    files = [p.parent / FIGURES_FILE for p in claims_files(value) if p.name == CLAIMS_FILE]
+    return [f for f in files if f.is_file()]
 
 
-def load(paths: ClaimsFiles, articles: Articles) -> list[dict[str, Any]]:
+def figures(value: ClaimsFiles) -> Articles:
+    """The published figures of every catalog `claims` names, one set: a source's key (A,
+    B, ...) names one source in the run, so that a figure drawn by source is never another
+    catalog's."""
+    sources: dict[str, articles.Source] = {}
+    where: dict[str, Path] = {}
+    for file in figures_files(value):
+        for key, source in articles.load(file).sources.items():
+            if key in sources and where[key] != file:
+                raise ClaimConfigError(f"source {key!r} is in both {where[key]} and {file}")
+            sources[key], where[key] = source, file
+    return Articles(sources)
+
+
+def read_claims(value: ClaimsFiles) -> list[dict[str, Any]]:
     """Read the claims files in order and join their claims, refusing an entry that could
     never be judged and an id or slug that two entries share: a user's file adds claims to
-    blockbench's, never silently overrides one. The articles' figures are read from
-    `articles`, so each lives in one place."""
+    blockbench's, never silently overrides one. Each part's article figures are read from
+    its own catalog's figures.yaml, so each lives in one place."""
+    figures(value)  # sources two catalogs share are refused before any claim is read
     claims: list[dict[str, Any]] = []
     seen: dict[tuple[str, Any], tuple[int, Path]] = {}  # (key, value) -> (file's place, file)
-    for i, path in enumerate(claims_files(paths)):
-        if not path.is_file():
-            raise ClaimConfigError(f"config key claims[{i}]: {str(path)!r} is not a file")
-        for claim in _read(path, articles):
+    for i, path in enumerate(claims_files(value)):
+        own = path.parent / FIGURES_FILE
+        catalog = articles.load(own) if path.name == CLAIMS_FILE and own.is_file() else None
+        for claim in _read(path, catalog or Articles({})):
             for key in ("id", "slug"):
                 if (key, claim[key]) in seen:
                     j, first = seen[key, claim[key]]
                     where = f"twice in {path}" if j == i else f"in both {first} and {path}"
                     raise ClaimConfigError(f"claim {key} {claim[key]!r} is {where}")
                 seen[key, claim[key]] = (i, path)
+            claim["catalog"], claim["file"] = catalog_name(path), str(path)
             claims.append(claim)
     return claims
 
 
-def _read(path: Path, articles: Articles) -> list[dict[str, Any]]:
+def _read(path: Path, figures: Articles) -> list[dict[str, Any]]:
     """One claims file's entries, each checked, the article figures its parts name read."""
     try:
         entries = yaml.safe_load(path.read_text())
@@ -249,7 +369,8 @@ def _read(path: Path, articles: Articles) -> list[dict[str, Any]]:
         for part in claim["parts"]:
             where = f"{path}: claim {claim['id']}, part {part.get('name')!r}"
             _check_part(where, part)
-            _article(where, part, articles)
+            _article(where, part, figures)
+        _check_settings(f"{path}: claim {claim['id']}", claim)
         says = dict.fromkeys(p["article_says"] for p in claim["parts"] if "article_says" in p)
         claim["article"] = "; ".join(says) or "qualitative (no figure)"
     return entries

@@ -19,10 +19,9 @@ from matplotlib.ticker import LogFormatter, NullFormatter
 
 from blockbench.judge import aggregate
 from blockbench.judge.articles import Articles
-from blockbench.judge.articles import load as load_articles
-from blockbench.judge.claim_rules import region
+from blockbench.judge.claim_rules import ClaimsFiles, figures, region
 from blockbench.judge.run_view import RunView
-from blockbench.present import article_figures, figure_files
+from blockbench.present import article_figures, figure_files, figure_names
 from blockbench.records.spec import PHASE_WORDS, PHASES
 from blockbench.workloads.registry import WORKLOADS
 
@@ -319,11 +318,14 @@ def _rule_band(ax: plt.Axes, y: float, condition: str, log: bool) -> None:
     ax.fill_betweenx([y - 0.4, y + 0.4], low, min(r.high, hi), color="#009E73", alpha=0.15, lw=0)
 
 
-def rule_parts(t: Tables) -> plt.Figure:
-    """Every claim part with a measured value, whatever its catalog: the value and its 95%
-    CI, coloured by outcome, over the band of values its rule accepts, beside the published
-    figure (hollow diamond). A catalog with no figure of its own drawn by hand reads here."""
+def rule_parts(t: Tables, catalog: str | None = None) -> plt.Figure:
+    """Every claim part with a measured value (of one `catalog`, or of every one): the
+    value and its 95% CI, coloured by outcome, over the band of values its rule accepts,
+    beside the published figure (hollow diamond). It is the figure of a catalog with none
+    drawn by hand."""
     parts = t.claim_parts
+    if catalog is not None:
+        parts = parts[parts["catalog"] == catalog]
     parts = parts[parts["measured"].notna() & parts["kind"].isin(list(SCALED))]
     panels = [k for k in ("ratio", "trend", "growth") if (parts["kind"] == k).any()]
     rows = [parts[parts["kind"] == k] for k in panels]
@@ -374,7 +376,8 @@ def rule_parts(t: Tables) -> plt.Figure:
             if name in set(outcomes)
         ],
     ]
-    fig.suptitle("Each claim part against its rule and its published figure", fontsize=9)
+    of = f"the {catalog} catalog: each" if catalog else "Each"
+    fig.suptitle(f"{of} claim part against its rule and its published figure", fontsize=9)
     fig.legend(handles=handles, loc="lower center", ncol=2, fontsize=7, frameon=False)
     fig.tight_layout(rect=(0, 0.02 + 0.02 * len(handles), 1, 1))
     return fig
@@ -398,14 +401,18 @@ def draw(
     measurements: str | Path,
     processes: str | Path,
     claim_parts: str | Path,
-    articles_file: str | Path,
+    claims_file: ClaimsFiles,
     outputs: Sequence[str | Path],
 ) -> None:
+    """Draw figure `name`: one of FIGURES, or a catalog's generic figure (its claim parts
+    alone; blockbench.present.figure_names)."""
     figure_files.theme(name)
     tables = Tables(
         pd.read_parquet(measurements),
         pd.read_parquet(processes),
         pd.read_parquet(claim_parts),
-        load_articles(articles_file),
+        figures(claims_file),
     )
-    figure_files.save(FIGURES[name](tables), outputs)
+    catalog = figure_names.catalog_of(name)
+    fig = rule_parts(tables, catalog) if catalog else FIGURES[name](tables)
+    figure_files.save(fig, outputs)

@@ -200,7 +200,6 @@ def run(
         decision = stages.decide_rounds(
             raw=[str(part.root / j.path(part.label)) for j in plan.jobs()],
             claims_file=claims_files(config),
-            articles_file=ROOT / config["articles"],
             study_files=layout.study_files(ROOT / config["between_run"]),
             units=plan.units,
             run_label=part.label,

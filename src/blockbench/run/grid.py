@@ -1,21 +1,25 @@
-"""The device x workload x implementation x size grid a configuration asks for.
+"""The device x workload x implementation x size grid a run measures: the cells its claims
+read, and what its config's `workloads` blocks add.
+
+Each claim part names its cells and the sizes it is measured at (blockbench.judge.
+claim_rules); the run measures every cell its selected parts read, so a claim checked needs
+no block of its own. `workloads` only adds cells (sweeps for figures, a user's extras). How a
+cell is measured (phases, first-stage processes, sampling) is the run's default unless a
+claim's `settings` or a block says otherwise; two that say different things of one cell are
+refused, naming both, before any job.
 
 The JSON Schema (workflow/schemas/config.schema.yaml) checks shapes and types; this module
 checks what a schema cannot know, against the registry, and names the key and the value.
-
-`workloads` is a list of blocks; one workload may have several (the cheap sweep with every
-phase, and the article's large size with only the phases its claims use). A cell that two
-blocks ask for is measured once, with the phases of both.
 """
 
 import hashlib
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from blockbench.errors import InputError
-from blockbench.judge.claim_rules import Precision
+from blockbench.judge.claim_rules import Precision, cells_named, part_sizes
 from blockbench.records.layout import RAW, raw_files, run_dir
 from blockbench.records.spec import PHASES, per_process
 from blockbench.run import versions
@@ -83,8 +87,28 @@ def _check_block(key: str, spec: dict[str, Any]) -> None:
             _check_size(f"{key}.impl_sizes.{impl}", name, size)
 
 
+# Keys an older config sets, and what replaced them.
+REPLACED_KEYS = {
+    "articles": "the published figures now live in each catalog's figures.yaml "
+    "(config/claims/articles/figures.yaml); remove the key",
+}
+
+
+def check_replaced(config: Mapping[str, Any]) -> None:
+    """Refuse a key an older config sets in one line saying what replaced it, before the
+    schema's words (which would only call it unexpected)."""
+    for key, now in REPLACED_KEYS.items():
+        if key in config:
+            raise ConfigError(f"config key {key}: {config[key]!r}: {now}")
+
+
 def check(config: dict[str, Any]) -> None:
     """Raise ConfigError for the first value the registry or the file system rejects."""
+    for device in config.get("claim_devices") or []:
+        if device not in config["devices"]:
+            raise ConfigError(
+                f"config key claim_devices: {device!r} is not in devices {config['devices']}"
+            )
     for i, spec in enumerate(config["workloads"]):
         _check_block(f"workloads[{i}] ({spec['name']})", spec)
     versions.check(config, config.get("jax_envs", ".venvs"))
@@ -105,19 +129,14 @@ def _ordered(phases: set[str]) -> tuple[str, ...]:
     return tuple(p for p in PHASES if p in phases)
 
 
-def _union(a: Phases, b: Phases) -> Phases:
-    return None if a is None or b is None else _ordered(set(a) | set(b))
-
-
-def _block_cells(config: dict[str, Any]) -> Iterator[tuple[dict[str, Any], Cell, Phases]]:
-    """Every (block, cell, the block's phases) the configuration asks for."""
+def _block_cells(config: dict[str, Any]) -> Iterator[tuple[int, dict[str, Any], Cell]]:
+    """Every (block's place, block, cell) the configuration's `workloads` add."""
     devices = config["devices"]
     with_accelerator = any(d in ACCELERATORS for d in devices)
-    for spec in config["workloads"]:
+    for i, spec in enumerate(config["workloads"]):
         name = spec["name"]
         registry = impls_of(name)
         baseline = WORKLOADS[name].baseline
-        phases = _ordered(set(spec["phases"])) if spec.get("phases") else None
         for device in (d for d in devices if d in spec.get("devices", devices)):
             for impl in spec["impls"]:
                 if device not in registry[impl].devices:
@@ -126,21 +145,66 @@ def _block_cells(config: dict[str, Any]) -> Iterator[tuple[dict[str, Any], Cell,
                 if with_accelerator and (device in ACCELERATORS or impl == baseline):
                     sizes |= set(spec.get("accelerator_sizes", []))
                 for size in sizes:
-                    yield spec, Cell(device, name, impl, size), phases
+                    yield i, spec, Cell(device, name, impl, size)
 
 
-def plan(config: dict[str, Any]) -> dict[Cell, Phases]:
-    """Every cell of the run with the phases it measures.
+def _claimed(
+    config: dict[str, Any], claims: Sequence[dict[str, Any]]
+) -> Iterator[tuple[dict[str, Any], Cell, str]]:
+    """Every (claim, cell, phase) the run's claim parts read, at the sizes `claim_sizes`
+    says (blockbench.judge.claim_rules.part_sizes). A part is measured only where the run
+    has every device it names, and, with `claim_devices`, only where it names one of them
+    (a GPU grid measures its GPU parts alone)."""
+    mode = config.get("claim_sizes", "default")
+    if mode == "none":
+        return
+    devices, only = set(config["devices"]), set(config.get("claim_devices") or [])
+    for claim in claims:
+        for part in claim["parts"]:
+            terms = cells_named(part)
+            used = {t["device"] for t in terms}
+            if not used <= devices or (only and not used & only):
+                continue
+            for size in part_sizes(part, mode):
+                for t in terms:
+                    cell = Cell(t["device"], t["workload"], t["impl"], size)
+                    yield claim, cell, t.get("phase", "steady")
 
-    `accelerator_sizes` (the articles' large sizes) join when a GPU or TPU is in the run, on
-    the accelerators and for the CPU baseline the accelerator claims are measured against.
-    A block's own `devices` narrows the run's for its cells, so that a GPU run adds only the
-    GPU cells some claim uses (a stencil on a GPU is no article's).
-    """
-    out: dict[Cell, Phases] = {}
-    for _, cell, phases in _block_cells(config):
-        out[cell] = _union(out[cell], phases) if cell in out else phases
-    return dict(sorted(out.items()))
+
+def _selects(entry: dict[str, Any], cell: Cell) -> bool:
+    """Whether a claim's settings entry is about `cell` (an absent selector: every one)."""
+    return (
+        cell.device in entry.get("devices", [cell.device])
+        and entry.get("workload", cell.workload) == cell.workload
+        and cell.impl in entry.get("impls", [cell.impl])
+        and cell.size in entry.get("sizes", [cell.size])
+    )
+
+
+Asked = dict[str, tuple[Any, str]]  # "phases", "repeats", "sampling.<key>" -> (value, who)
+
+
+def _ask(config: dict[str, Any], asked: Asked, cell: Cell, entry: dict[str, Any], who: str) -> None:
+    """Record what `who` says of `cell`; a different value said before is refused, naming
+    both, since one cell is measured one way."""
+    said: dict[str, Any] = {}
+    if entry.get("phases"):
+        said["phases"] = _ordered(set(entry["phases"]))
+    if "repeats" in entry:
+        said["repeats"] = entry["repeats"]
+    for key, value in entry.get("sampling", {}).items():
+        if "sampling" in config and key not in config["sampling"]:
+            known = ", ".join(config["sampling"])
+            raise ConfigError(f"{who}: no sampling key {key!r} (known: {known})")
+        said[f"sampling.{key}"] = value
+    for key, value in said.items():
+        if key in asked and asked[key][0] != value:
+            before, by = asked[key]
+            raise ConfigError(
+                f"{cell.key}: {by} sets {key} {before!r} and {who} sets {value!r}; one cell is "
+                "measured one way, so say it in one place"
+            )
+        asked.setdefault(key, (value, who))
 
 
 @dataclass(frozen=True)
@@ -148,28 +212,70 @@ class Settings:
     """How one cell is measured: by how many processes, with the cell's sampling (split
     over those processes by `per_process`)."""
 
-    repeats: int
+    repeats: int  # None only where a caller's config gave no `repeats` (a plan alone)
     sampling: dict[str, Any]
 
     def per_process(self) -> dict[str, Any]:
         return per_process(self.sampling, self.repeats)
 
 
-def settings(config: dict[str, Any]) -> dict[Cell, Settings]:
-    """Every cell's settings: the run's `repeats` and `sampling`, with what a block of the
-    cell sets for its own cells (`sampling` keys: a later block's win; `repeats`: the most
-    any block asks, since more processes never cost a cell its other blocks' precision)."""
-    repeats: dict[Cell, int] = {}
-    sampling: dict[Cell, dict[str, Any]] = {}
-    for spec, cell, _ in _block_cells(config):
-        sampling.setdefault(cell, dict(config["sampling"])).update(spec.get("sampling", {}))
-        repeats[cell] = max(repeats.get(cell, 0), spec.get("repeats", config["repeats"]))
-    return {cell: Settings(repeats[cell], sampling[cell]) for cell in sorted(sampling)}
+Claims = Sequence[dict[str, Any]]
 
 
-def cells(config: dict[str, Any]) -> list[Cell]:
+def _resolve(config: dict[str, Any], claims: Claims) -> dict[Cell, tuple[Phases, Settings]]:
+    """Every cell of the run, with its phases and settings.
+
+    A cell's phases: a setting's, else every phase that applies (`cell_phases: every`, the
+    default, since processes that measured every phase first kept the steady time's fast
+    mode: docs/method.md), or only those its claims read (`cell_phases: claimed`, for the
+    GPU grids); the phases its claims read always join.
+    """
+    read: dict[Cell, set[str]] = {}
+    asked: dict[Cell, Asked] = {}
+    for claim, cell, phase in _claimed(config, claims):
+        read.setdefault(cell, set()).add(phase)
+        who = f"claim {claim['id']} ({claim.get('file', 'claims')})"
+        for entry in claim.get("settings", []):
+            if _selects(entry, cell):
+                _ask(config, asked.setdefault(cell, {}), cell, entry, who)
+    for i, spec, cell in _block_cells(config):
+        who = f"config key workloads[{i}] ({spec['name']})"
+        _ask(config, asked.setdefault(cell, {}), cell, spec, who)
+    out = {}
+    for cell in sorted(asked.keys() | read.keys()):
+        said, claimed = asked.get(cell, {}), read.get(cell, set())
+        if "phases" in said:
+            phases: Phases = _ordered(set(said["phases"][0]) | claimed)
+        elif claimed and config.get("cell_phases") == "claimed":
+            phases = _ordered(claimed)
+        else:
+            phases = None
+        sampling = dict(config.get("sampling", {}))
+        sampling.update({k[9:]: v for k, (v, _) in said.items() if k.startswith("sampling.")})
+        repeats = said.get("repeats", (config.get("repeats"), ""))[0]
+        out[cell] = (phases, Settings(repeats, sampling))
+    return out
+
+
+def plan(config: dict[str, Any], claims: Claims = ()) -> dict[Cell, Phases]:
+    """Every cell of the run with the phases it measures.
+
+    `accelerator_sizes` (a block's large sizes) join when a GPU or TPU is in the run, on
+    the accelerators and for the CPU baseline the accelerator cells are measured against.
+    A block's own `devices` narrows the run's for its cells.
+    """
+    return {cell: phases for cell, (phases, _) in _resolve(config, claims).items()}
+
+
+def settings(config: dict[str, Any], claims: Claims = ()) -> dict[Cell, Settings]:
+    """Every cell's settings: the run's `repeats` and `sampling`, with what a claim's
+    `settings` or a block says of the cell."""
+    return {cell: s for cell, (_, s) in _resolve(config, claims).items()}
+
+
+def cells(config: dict[str, Any], claims: Claims = ()) -> list[Cell]:
     """Every cell of the run, sorted."""
-    return list(plan(config))
+    return list(plan(config, claims))
 
 
 def precision(config: dict[str, Any]) -> Precision:

@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from blockbench.judge import articles, claim_rules
+from blockbench.judge import claim_rules
 from blockbench.run import grid
 from blockbench.run.grid import ConfigError
 from blockbench.run.run_plan import RunPlan
@@ -60,9 +60,9 @@ def load_config(overlay: Path = QUICK_CONFIG, base: Path = BASE_CONFIG) -> dict[
     """The grid file over the base config, checked against the workflow's schema (wholly
     where jsonschema is installed) and against the registry (grid.check)."""
     schema = yaml.safe_load(SCHEMA.read_text())
-    config = checked(
-        merged(yaml.safe_load(base.read_text()), yaml.safe_load(overlay.read_text())), schema
-    )
+    given = merged(yaml.safe_load(base.read_text()), yaml.safe_load(overlay.read_text()))
+    grid.check_replaced(given)
+    config = checked(given, schema)
     try:
         import jsonschema
     except ImportError:
@@ -79,11 +79,12 @@ def load_config(overlay: Path = QUICK_CONFIG, base: Path = BASE_CONFIG) -> dict[
 
 def claims_files(config: dict[str, Any]) -> list[Path]:
     """The config's claims files, in the checkout the kit runs from."""
-    return [ROOT / f for f in claim_rules.claims_files(config["claims"])]
+    paths = [ROOT / p for p in claim_rules.claim_paths(config["claims"])]
+    return claim_rules.claims_files(paths)
 
 
 def claims(config: dict[str, Any]) -> list[dict[str, Any]]:
-    return claim_rules.load(claims_files(config), articles.load(ROOT / config["articles"]))
+    return claim_rules.read_claims(claims_files(config))
 
 
 def run_plan(config: dict[str, Any]) -> RunPlan:

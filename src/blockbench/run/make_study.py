@@ -122,14 +122,18 @@ def main(argv: list[str] | None = None) -> int:
         help="runs made after the study's span, DIR or DIR=LABEL: its out-of-sample coverage",
     )
     p.add_argument("--out", type=Path, default=ROOT / "config" / "between_run")
-    p.add_argument("--claims", type=Path, default=ROOT / "config" / "claims.yaml")
-    p.add_argument("--articles", type=Path, default=ROOT / "config" / "articles.yaml")
+    p.add_argument(
+        "--claims",
+        nargs="+",
+        default=[ROOT / "config" / "claims" / "articles"],
+        help="the catalogs (or claims files) the runs are judged on",
+    )
     p.add_argument("--claims-out", type=Path, help="write the runs' claims, pooled, here")
     args = p.parse_args(argv)
     try:
         proc = read_runs(args.raw)
         cells = aggregate.cells(proc)
-        claims = read_claims(args.claims, args.articles)
+        claims = read_claims(args.claims)
         found = study(cells, proc, claims, host_speed(proc, args.core_speed), args.scope)
         if args.later:
             found.out_of_sample = out_of_sample(found, args.later, claims)

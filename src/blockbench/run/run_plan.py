@@ -36,8 +36,8 @@ class RunPlan:
 
     def __init__(self, config: Mapping[str, Any], claims: list[dict[str, Any]]) -> None:
         self.config, self.claims = config, claims
-        self.phases: dict[Cell, Phases] = grid.plan(dict(config))
-        asked = grid.settings(dict(config))
+        self.phases: dict[Cell, Phases] = grid.plan(dict(config), claims)
+        asked = grid.settings(dict(config), claims)
         self.units = run_order.units(
             self.phases, claims, {c: s.repeats for c, s in asked.items()}, config["max_rounds"]
         )

@@ -57,7 +57,6 @@ def build_claims(
     measurements_file: str | Path,
     processes_file: str | Path,
     claims_file: ClaimsFiles,
-    articles_file: str | Path,
     csv: str | Path,
     markdown: str | Path,
     rst: str | Path,
@@ -70,11 +69,11 @@ def build_claims(
 ) -> pd.DataFrame:
     """The one place claims are judged: verdicts as CSV, as the Markdown report and as the
     table the HTML report opens on, and every part of every claim (each run's own interval,
-    the judged one, the pooled one) as the table the figures read. `claims_file`: one claims
-    file or several, read in order (config `claims`); `decisions`: each run's rounds
+    the judged one, the pooled one) as the table the figures read. `claims_file`: the
+    run's claims files, read in order (config `claims`); `decisions`: each run's rounds
     decision (blockbench.judge.stopping), which says why each part stopped; `labels`: the
     label a merged run's decision is shown under (its folder -> label)."""
-    claim_list = read_claims(claims_file, articles_file)
+    claim_list = read_claims(claims_file)
     df, proc = pd.read_parquet(measurements_file), pd.read_parquet(processes_file)
     table, parts = verdicts.judge(df, proc, claim_list, read_studies(study_files))
     table, parts = stops.with_stops(table, parts, read_decisions(decisions, labels))
@@ -118,7 +117,6 @@ def round_costs(proc: pd.DataFrame) -> dict[str, float]:
 def decide_rounds(
     raw: list[str],
     claims_file: ClaimsFiles,
-    articles_file: str | Path,
     study_files: Sequence[str | Path],
     units: Mapping[str, Mapping[str, Any]],
     run_label: str,
@@ -159,7 +157,7 @@ def decide_rounds(
     if left_s is None and budget_minutes is not None:
         left_s = budget_minutes * 60 - spent
     left = None if left_s is None else max(0.0, left_s)
-    claim_list = read_claims(claims_file, articles_file)
+    claim_list = read_claims(claims_file)
     decision = stopping.decide(view, claim_list, sized, precision, left)
     decision["first_stage_s"] = spent
     write_json_atomic(Path(out), decision)
