@@ -221,6 +221,7 @@ def tiny_config(**changes) -> dict:
     config = kit_config.load_config()
     config |= {
         "run_label": "kit-test",
+        "claim_sizes": "none",  # the blocks below alone
         "repeats": 2,
         "max_rounds": 3,
         "budget_s": 120,
@@ -385,22 +386,26 @@ def rehearsal_checkout(tmp_path: Path) -> tuple[Path, Path]:
     work = tmp_path / "checkout"
     for name in ("src", "config", "scripts", "workflow"):
         shutil.copytree(ROOT / name, work / name, ignore=shutil.ignore_patterns("__pycache__"))
-    claims = yaml.safe_load((ROOT / "config/claims/articles/claims.yaml").read_text())
+    tiny = work / "config/claims/tiny"
+    shutil.copytree(ROOT / "config/claims/articles", tiny)
+    claims = yaml.safe_load((tiny / "claims.yaml").read_text())
     for claim in claims:
+        claim.pop("settings", None)  # every cell at the rehearsal's two rounds
         for part in claim["parts"]:
-            if "size" in part:
-                part["size"] = TINY_SIZES.get(part["size"], part["size"])
-    (work / "config/claims-tiny.yaml").write_text(yaml.safe_dump(claims, sort_keys=False))
+            for key in ("size", "measure_at"):
+                if key in part:
+                    part[key] = TINY_SIZES.get(part[key], part[key])
+            if "sizes" in part:
+                part["sizes"] = [TINY_SIZES.get(n, n) for n in part["sizes"]]
+    (tiny / "claims.yaml").write_text(yaml.safe_dump(claims, sort_keys=False))
     quick = yaml.safe_load((ROOT / "config/gpu-quick.yaml").read_text())
-    for block in quick["workloads"]:
-        block["sizes"] = [TINY_SIZES[s] for s in block["sizes"]]
     quick |= {
         "run_label": "rehearsal",
         "repeats": 2,
         # the decision is made and carried; the rounds it adds are the CPU kit test's (time)
         "max_rounds": 2,
         "budget_s": 60,
-        "claims": "config/claims-tiny.yaml",
+        "claims": "config/claims/tiny",
         "between_run": "no-studies",
         "sampling": {"min_samples": 3, "min_time_s": 0.0, "max_time_s": 0.02, "warmup_s": 0.01},
     }
