@@ -7,7 +7,7 @@ rule claims:
         processes="results/tables/processes.parquet",
         # every claims file, in the order config `claims` names them, and their catalogs'
         # published figures
-        claims=config["claims"],
+        claims=CLAIMS_FILES,
         figures=FIGURES_FILES,
         studies=STUDIES,
         # why each part stopped where it did: every run's rounds decision (rules/rounds.smk)

@@ -26,7 +26,7 @@ def own_file(path):
     return str(own)
 
 
-# `claims` as the claims files its catalogs and files name (a catalog folder stands for its
+# The claims files `claims` names, CLAIMS_FILES (a catalog folder stands for its
 # claims.yaml), read in order by every stage: a user's catalog after blockbench's adds its
 # claims (blockbench.judge.claim_rules). A config that cannot run, a claim or published
 # figure that could never be judged, a catalog that is missing, an id or slug two files
@@ -34,13 +34,13 @@ def own_file(path):
 # (not Snakemake's stack, which points into blockbench, not at the file).
 try:
     grid.check(config)
-    config["claims"] = [
+    CLAIMS_FILES = [
         str(path)
         for path in claims_files([own_file(p) for p in claim_paths(config["claims"])])
     ]
     # each catalog's published figures, which its claims name
-    FIGURES_FILES = [str(path) for path in figures_files(config["claims"])]
-    CLAIM_LIST = read_claims(config["claims"])
+    FIGURES_FILES = [str(path) for path in figures_files(CLAIMS_FILES)]
+    CLAIM_LIST = read_claims(CLAIMS_FILES)
     # The run plan (blockbench.run.run_plan), the GPU kit's too: every process of the run
     # and its settings, the cells its claims read and those `workloads` add.
     PLAN = run_plan.RunPlan(config, CLAIM_LIST)

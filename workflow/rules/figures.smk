@@ -7,7 +7,7 @@ rule figure:
         processes="results/tables/processes.parquet",
         # the claims as the claims stage judged them (never judged again here)
         claim_parts="results/tables/claim_parts.parquet",
-        claims=config["claims"],
+        claims=CLAIMS_FILES,
         figures=FIGURES_FILES,
     output:
         png=report(

@@ -9,7 +9,7 @@ checkpoint rounds:
         raw=first_stage,
         # every claims file, in the order config `claims` names them, and their catalogs'
         # published figures
-        claims=config["claims"],
+        claims=CLAIMS_FILES,
         figures=FIGURES_FILES,
         studies=STUDIES,
     output:
