@@ -193,3 +193,30 @@ def test_a_catalog_without_a_hand_drawn_figure_gets_the_generic_one():
     assert figure_names.catalog_of("catalog_jax-docs") == "jax-docs"
     assert figure_names.catalog_of("article_A") is None
     assert "article_A" not in figure_names.names(["mine"])
+
+
+def test_the_jax_docs_catalog_plans_every_cpu_claim_and_reads_beside_the_articles():
+    """Seven of its eight claims need a CPU alone, and a CPU run plans each one's cells;
+    read after the articles' catalog, no id, slug or source key collides."""
+    docs = claim_rules.read_claims([ROOT / "config/claims/jax-docs"])
+    assert len(docs) >= 8 and {c["catalog"] for c in docs} == {"jax-docs"}
+    plan = cpu_cells(docs)
+    on_cpu = [
+        c
+        for c in docs
+        if all(t["device"] == "cpu" for p in c["parts"] for t in claim_rules.cells_named(p))
+    ]
+    assert len(on_cpu) >= 6
+    for claim in on_cpu:
+        for part in claim["parts"]:
+            assert part.get("article") is not None or claim["id"] == "J4", claim["id"]
+            for t in claim_rules.cells_named(part):
+                cell = Cell("cpu", t["workload"], t["impl"], claim_rules.part_sizes(part)[0])
+                assert cell in plan, (claim["id"], cell)
+    both = claim_rules.read_claims([ARTICLES, ROOT / "config/claims/jax-docs"])
+    assert len(both) == 15 + len(docs)
+    assert set(claim_rules.figures([ARTICLES, ROOT / "config/claims/jax-docs"]).sources) >= {
+        "A",
+        "think",
+        "i968",
+    }

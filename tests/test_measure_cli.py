@@ -125,7 +125,7 @@ def test_only_a_blas_cell_on_a_forced_openblas_kernel_is_warned():
     mkl = {**forced, "blas": {"threadpools": [mkl_pool]}}
     assert not blas_warnings(mkl, blas_cell=True)  # the variable does nothing to MKL
     blas_impls = {(i.workload, i.name) for i in registry.IMPLS if i.blas}
-    assert blas_impls == {("matmul", "numpy"), ("dot_xx", "numpy")}
+    assert blas_impls == {("matmul", "numpy"), ("dot_xx", "numpy"), ("centered_gram", "numpy")}
 
 
 def test_an_absent_device_is_unavailable_and_says_what_jax_sees(measure_cli):

@@ -103,6 +103,9 @@ class Workload:
     # The precision a float32 matmul's output shows, measured against float64 and recorded
     # with the check (blockbench.workloads.matmul.precision); None: not a matmul's
     precision: Callable[[tuple[np.ndarray, ...], Any], dict[str, Any]] | None = None
+    # The dtype its implementations return (a float16 product's is float16): what the test of
+    # every implementation against its float64 reference holds each output to
+    dtype: str = "float32"
 
     def __post_init__(self) -> None:
         names = [i.name for i in self.impls]

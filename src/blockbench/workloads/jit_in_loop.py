@@ -1,0 +1,73 @@
+"""`jax.jit` called inside a Python loop (the JAX documentation's "JIT compilation" page,
+"JIT and caching"): of a `functools.partial` or a `lambda` made anew each iteration, which
+JAX's cache cannot find, against the same function each time, which it can. The size is
+the loop's number of iterations (the page's `n = 20`)."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+from blockbench.workloads.checks import max_rel_err
+from blockbench.workloads.declare import Impl, Workload, deferred
+
+np = deferred("numpy")
+jax = deferred("jax")
+
+
+def make_inputs(size: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """The page's `x = 10` as a float32 scalar, and its `n`, the loop's turns (the size)."""
+    return np.asarray(10.0, dtype=np.float32), np.asarray(size, dtype=np.int32)
+
+
+def check(inputs: tuple[np.ndarray, np.ndarray], out: object) -> float:
+    """The loop adds one a turn: x + n."""
+    x, n = inputs
+    return max_rel_err(out, np.asarray(float(x) + int(n), dtype=np.float64))
+
+
+def work(size: int) -> float:
+    return float(size)
+
+
+def unjitted_loop_body(prev_i: Any) -> Any:
+    return prev_i + 1
+
+
+def inner_jitted_partial(x: Any, n: int) -> Any:
+    i = 0
+    while i < n:
+        i = jax.jit(partial(unjitted_loop_body))(i)  # a new partial: a new cache key
+    return x + i
+
+
+def inner_jitted_lambda(x: Any, n: int) -> Any:
+    i = 0
+    while i < n:
+        i = jax.jit(lambda x: unjitted_loop_body(x))(i)  # a new lambda: a new cache key
+    return x + i
+
+
+def inner_jitted_normal(x: Any, n: int) -> Any:
+    i = 0
+    while i < n:
+        i = jax.jit(unjitted_loop_body)(i)  # the same function: found in the cache
+    return x + i
+
+
+WORKLOADS = (
+    Workload(
+        "jit_in_loop",
+        "turns of the loop",
+        make_inputs,
+        check,
+        tolerance=0.0,
+        work=work,
+        baseline="cached",
+        impls=(
+            Impl("partial", "eager", inner_jitted_partial),
+            Impl("lambda", "eager", inner_jitted_lambda),
+            Impl("cached", "eager", inner_jitted_normal),
+        ),
+    ),
+)
