@@ -209,3 +209,15 @@ def test_a_wrong_result_is_a_status_not_a_silent_timing(monkeypatch):
 )
 def test_failures_are_classified(exc, status):
     assert cell.classify(exc) == status
+
+
+def test_an_eager_function_whose_control_flow_reads_its_values_still_learns_its_output():
+    """The JIT page's loop (`while i < n`) and jax#968's (`range(int(n))`) cannot be traced
+    abstractly; one real call, untimed, gives the shape instead."""
+    from blockbench.workloads import jit_in_loop, split_loop
+
+    single = harness.output_of(jax.jit(lambda v: v * 2), (jax.numpy.ones(4),))
+    x, n = jax.device_put(jit_in_loop.make_inputs(3, None))
+    assert harness.output_of(jit_in_loop.inner_jitted_normal, (x, n)).wait is single.wait
+    (turns,) = jax.device_put(split_loop.make_inputs(2, None))
+    assert harness.output_of(split_loop.jax_loop, (turns,)).wait is single.wait

@@ -92,3 +92,13 @@ def test_the_literal_loop_sets_column_zero_with_a_scalar_loop():
     scatters = [e for e in jaxpr.eqns if e.primitive.name == "scatter"]
     assert len(scatters) == 6 + (6 - 2) * 3  # first column, then the recurrence
     assert stencil.work(6) == len(scatters)
+
+
+def test_a_workload_whose_tolerance_no_record_could_hold_is_refused_where_declared():
+    """A record's schema asks a positive check tolerance: a zero one would fail every cell's
+    record at write time, after its measuring."""
+    from blockbench.workloads.declare import Impl, Workload
+
+    with pytest.raises(ValueError, match=r"tolerance 0\.0 is not > 0"):
+        Workload("w", "n", lambda n, rng: (), lambda i, o: 0.0, 0.0, float, "a",
+                 impls=(Impl("a", "numpy", abs),))  # fmt: skip

@@ -47,9 +47,16 @@ def output_of(call: Callable[..., Any], args: tuple[Any, ...], example: Any = No
 
     One array waits through the array type's own C++ method, which costs nothing over a
     bare `f(x).block_until_ready()`; `jax.block_until_ready` walks the tree for ~1 us more
-    per call, so only a tuple or pytree output goes through it.
+    per call, so only a tuple or pytree output goes through it. A function whose Python
+    control flow reads its inputs' values (the JIT page's `while i < n`) cannot be traced
+    abstractly: one real call, untimed, stands in for the shape.
     """
-    shape = jax.eval_shape(call, *args) if example is None else example
+    if example is None:
+        try:
+            example = jax.eval_shape(call, *args)
+        except (jax.errors.ConcretizationTypeError, jax.errors.TracerIntegerConversionError):
+            example = call(*args)
+    shape = example
     if isinstance(shape, jax.ShapeDtypeStruct | jax.Array):
         with jax.transfer_guard("allow"):  # untimed: only to learn the concrete array type
             array_type = type(jax.numpy.zeros(()))

@@ -113,5 +113,7 @@ class Workload:
             raise ValueError(f"workload {self.name!r} declares an implementation twice: {names}")
         if self.baseline not in names:
             raise ValueError(f"workload {self.name!r}: baseline {self.baseline!r} not in {names}")
+        if not self.tolerance > 0:  # a record's check says its tolerance, which must be > 0
+            raise ValueError(f"workload {self.name!r}: tolerance {self.tolerance} is not > 0")
         impls = tuple(replace(i, workload=self.name) for i in self.impls)
         object.__setattr__(self, "impls", impls)
