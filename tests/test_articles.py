@@ -233,10 +233,13 @@ def test_the_rule_parts_figure_draws_any_claims_parts_against_their_rules():
             "condition": [">= 2", "between 1.4 and 3", "> 0"],
             "outcome": ["holds", "fails", "inconclusive"],
             "indicative": False,
+            "device_model": "cpu: Some CPU",
         }
     )
     tables = figures.Tables(pd.DataFrame(), pd.DataFrame(), parts, articles.Articles({}))
-    ratios, exponents = figures.rule_parts(tables).axes
+    fig = figures.rule_parts(tables)
+    assert fig._suptitle.get_text().endswith("\nrun local on cpu: Some CPU")  # its machine
+    ratios, exponents = fig.axes
     labels = [t.get_text() for t in ratios.get_yticklabels()]
     assert labels == ["X1 mine / theirs (>= 2)", "X2 slower / faster (between 1.4 and 3)"]
     assert ratios.get_xscale() == "log" and exponents.get_xscale() == "linear"

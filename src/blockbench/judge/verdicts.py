@@ -178,6 +178,7 @@ def judge(
                         "claim_id": claim["id"],
                         "catalog": claim.get("catalog", ""),
                         "part": r.name,
+                        "device_model": "; ".join(sorted(r.models)),
                         "kind": part.get("kind", "ratio"),
                         "size": r.size,
                         "article_size": r.article_size,

@@ -376,8 +376,12 @@ def rule_parts(t: Tables, catalog: str | None = None) -> plt.Figure:
             if name in set(outcomes)
         ],
     ]
-    of = f"the {catalog} catalog: each" if catalog else "Each"
-    fig.suptitle(f"{of} claim part against its rule and its published figure", fontsize=9)
+    of = f"The {catalog} catalog: each" if catalog else "Each"
+    models = sorted(set(parts.get("device_model", pd.Series(dtype=str)).dropna()) - {""})
+    where = f"\nrun {', '.join(sorted(set(parts['run_label'])))}" + (
+        f" on {'; '.join(models)}" if models else ""
+    )
+    fig.suptitle(f"{of} claim part against its rule and its published figure{where}", fontsize=9)
     fig.legend(handles=handles, loc="lower center", ncol=2, fontsize=7, frameon=False)
     fig.tight_layout(rect=(0, 0.02 + 0.02 * len(handles), 1, 1))
     return fig
