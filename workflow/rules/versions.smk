@@ -30,13 +30,13 @@ rule claims_by_version:
         png=report(
             "results/figures/claims_by_version.png",
             caption="../report/claims_by_version.rst",
-            category="1. The articles, redrawn",
+            category="1. The claims, redrawn",
         ),
         svg="results/figures/claims_by_version.svg",
         csv=report(
             "results/tables/claims_by_version.csv",
             caption="../report/claims_by_version.rst",
-            category="1. The articles, redrawn",
+            category="1. The claims, redrawn",
         ),
         md="results/tables/claims_by_version.md",
     log:

@@ -1,7 +1,7 @@
-"""The articles' published numbers (config/articles.yaml): reading them, and the arithmetic
+"""A catalog's published numbers (its figures.yaml): reading them, and the arithmetic
 claims do with them.
 
-Each number the four sources print lives once, in that file, tied to the cell that
+Each number a source prints lives once, in that file, tied to the cell that
 re-measures it; the claims' rules and the article figures both read it from here, so a
 corrected figure changes every place it is shown.
 """

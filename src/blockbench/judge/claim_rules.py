@@ -90,7 +90,7 @@ def decide(condition: str, low: float, high: float) -> str:
 
 
 # The coarsest precision a claim's margin may ask for (a factor either way): what the jit-of-
-# loops ratios, judged "> 1", state for themselves in config/claims.yaml.
+# loops ratios, judged "> 1", state for themselves in their claims file.
 COARSEST = 2.0
 
 

@@ -217,7 +217,7 @@ def _listed(runs: pd.DataFrame, column: str) -> list[str]:
 
 
 def _article(part: dict[str, Any]) -> str:
-    """The article's figure for a part, as named in config/articles.yaml and as a number."""
+    """The article's figure for a part, as named in its catalog's figures.yaml and as a number."""
     if "article_expression" not in part:
         return ""
     value = f" = {fmt(part['article'])}" if part.get("article") is not None else ""
