@@ -500,7 +500,7 @@ def test_report_renders_figures_tables_and_claims(tiny_run):
     for r in table.itertuples():
         assert f"<td>{r.claim_id} <tt" in landing, r.claim_id
     assert "(this run)" in landing and landing.index("tiny") < landing.index("elsewhere")
-    assert "1. The articles, redrawn" in html
+    assert "1. The claims, redrawn" in html
 
 
 @pytest.mark.slow
