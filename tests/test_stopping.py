@@ -2,6 +2,7 @@
 block is given, why each part stops, and a run label that mixes method versions."""
 
 import contextlib
+import copy
 import json
 import math
 import os
@@ -218,6 +219,24 @@ def test_a_claim_its_article_clears_by_far_is_measured_to_less_and_says_so():
         {"blocked / dispatch": 1.913, "np.asarray / blocked": 1.171}, rel=1e-3
     )
     assert sized["precision_from_claims"] and not uniform["precision_from_claims"]
+
+
+def test_a_part_measured_off_its_articles_size_takes_its_first_stage_alone():
+    """A1 as if its article had measured 2000, its cell measured at 1000: the part is
+    indicative whatever its interval, so no round is spent on it and it says why; the same
+    part at its article's size takes the rounds x1.15 asks."""
+    proc = aggregate.processes(layout.raw_files(REFERENCE))
+    view = stopping.RunView(aggregate.cells(proc), proc, proc["run_label"].iloc[0])
+    claims = stages.read_claims(ROOT / "config/claims/articles")
+    (a1,) = [copy.deepcopy(c) for c in claims if c["id"] == "A1"]
+    units = {"a": Unit("a", ("cpu/dot_xx/jax/1000",), 3, 12, 2.0)}
+    uniform = Precision(1.15, from_claims=False)
+    assert stopping.decide(view, [a1], units, uniform, None)["rounds"]["cpu/dot_xx/jax/1000"] > 3
+    a1["parts"][0]["size"] = 2000
+    decision = stopping.decide(view, [a1], units, uniform, None)
+    assert decision["rounds"] == {"cpu/dot_xx/jax/1000": 3}
+    (part,) = decision["parts"]
+    assert (part["stopped"], part["rounds"]) == (stopping.INDICATIVE, 3)
 
 
 def test_a_run_label_mixing_method_versions_is_refused_naming_a_file_of_each(tmp_path):

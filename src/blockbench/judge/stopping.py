@@ -32,6 +32,7 @@ BETWEEN = "between-run limited"
 CAP = "at the round cap"
 BUDGET = "out of budget"
 NOT_MEASURED = "not measured"
+INDICATIVE = "indicative"
 # What each reason means, for the report's legend.
 REASONS = {
     PRECISE: "its own interval is within its precision target",
@@ -43,6 +44,8 @@ REASONS = {
     CAP: "its block reached max_rounds first",
     BUDGET: "the run's budget_minutes ran out first",
     NOT_MEASURED: "a cell it needs did not measure fine",
+    INDICATIVE: "measured off its article's size, where no number of rounds can decide it: "
+    "its first stage alone",
 }
 
 
@@ -240,7 +243,8 @@ def needs_of(
     """Each measured part's need after the first stage, to the precision its claim needs
     (`Precision.of`: the part's own, the one its article's margin asks, or the run's; all
     set before anything is measured); and the parts with no interval to size (a cell
-    missing: `not measured`; a check: nothing)."""
+    missing: `not measured`; a check: nothing) or none worth sizing (measured off the
+    article's size: `indicative`, its first stage alone)."""
     needs, unsized = [], []
     for claim in claims:
         for part in claim["parts"]:
@@ -257,6 +261,10 @@ def needs_of(
             mine = set(read.values())
             if result.spread is None or not mine:
                 unsized.append(Stopped(claim["id"], part["name"], NOT_MEASURED, 0, None, None))
+                continue
+            if result.indicative:  # never decisive: rounds would buy it nothing
+                first = max(units[name].first for name in mine)
+                unsized.append(Stopped(claim["id"], part["name"], INDICATIVE, first, None, None))
                 continue
             stored = view.study.part(claim["id"], part["name"]) if view.study else None
             # what the study gives a run of its design or more: more rounds lower the rest
