@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import psutil
 import pytest
+import yaml
 from hosts import ELSEWHERE_CPU, REFERENCE, ROOT
 from scipy import stats
 from tiny import workflow_copy
@@ -315,6 +316,7 @@ BLOCK = {
     "run_label": "r",
     "devices": ["cpu"],
     "claim_sizes": "none",
+    "claims": ["c1.yaml"],  # C1 alone, at this block's size (rounds_taken writes it)
     "workloads": [
         {"name": "matmul", "impls": ["numpy", "jax"], "sizes": [1000], "phases": ["steady"]}
     ],
@@ -329,6 +331,15 @@ BLOCK = {
 
 def rounds_taken(tmp_path: Path, noisy: bool) -> dict:
     wf = workflow_copy(tmp_path, BLOCK)
+    # C1 as if its article had measured 1000: at its article's size, so not indicative (an
+    # indicative part takes no rounds), with no figure to size its target (x2, the run's)
+    claims = yaml.safe_load((ROOT / "config/claims/articles/claims.yaml").read_text())
+    (c1,) = [c for c in claims if c["id"] == "C1"]
+    c1.pop("settings")
+    c1["parts"] = [
+        {**{k: v for k, v in p.items() if k != "article"}, "size": 1000} for p in c1["parts"]
+    ]
+    (wf / "c1.yaml").write_text(yaml.safe_dump([c1], sort_keys=False))
     throttle = Throttle()
     if noisy:
         throttle.start()
