@@ -307,25 +307,35 @@ def claims_files(value: ClaimsFiles) -> list[Path]:
     return files
 
 
+def _own_figures(path: Path) -> Path | None:
+    """A claims file's catalog figures: figures.yaml beside a claims.yaml, if there is one
+    (a lone claims file of another name has none)."""
+    own = path.parent / FIGURES_FILE
+    return own if path.name == CLAIMS_FILE and own.is_file() else None
+
+
 def figures_files(value: ClaimsFiles) -> list[Path]:
-    """The published figures of the catalogs `claims` names (a lone claims file not named
-    claims.yaml has none): what the stages read besides the claims files."""
-    files = [p.parent / FIGURES_FILE for p in claims_files(value) if p.name == CLAIMS_FILE]
-    return [f for f in files if f.is_file()]
+    """The published figures of the catalogs `claims` names: what the stages read besides
+    the claims files."""
+    return [f for f in map(_own_figures, claims_files(value)) if f is not None]
+
+
+def _catalogs_figures(value: ClaimsFiles) -> dict[Path, Articles]:
+    """Each catalog's figures, read once; a source's key (A, B, ...) names one source in the
+    run, so that a figure drawn by source is never another catalog's."""
+    out: dict[Path, Articles] = {}
+    where: dict[str, Path] = {}
+    for file in figures_files(value):
+        out[file] = articles.load(file)
+        for key in out[file].sources:
+            if where.setdefault(key, file) != file:
+                raise ClaimConfigError(f"source {key!r} is in both {where[key]} and {file}")
+    return out
 
 
 def figures(value: ClaimsFiles) -> Articles:
-    """The published figures of every catalog `claims` names, one set: a source's key (A,
-    B, ...) names one source in the run, so that a figure drawn by source is never another
-    catalog's."""
-    sources: dict[str, articles.Source] = {}
-    where: dict[str, Path] = {}
-    for file in figures_files(value):
-        for key, source in articles.load(file).sources.items():
-            if key in sources and where[key] != file:
-                raise ClaimConfigError(f"source {key!r} is in both {where[key]} and {file}")
-            sources[key], where[key] = source, file
-    return Articles(sources)
+    """The published figures of every catalog `claims` names, as one set."""
+    return Articles({k: s for f in _catalogs_figures(value).values() for k, s in f.sources.items()})
 
 
 def read_claims(value: ClaimsFiles) -> list[dict[str, Any]]:
@@ -333,13 +343,11 @@ def read_claims(value: ClaimsFiles) -> list[dict[str, Any]]:
     never be judged and an id or slug that two entries share: a user's file adds claims to
     blockbench's, never silently overrides one. Each part's article figures are read from
     its own catalog's figures.yaml, so each lives in one place."""
-    figures(value)  # sources two catalogs share are refused before any claim is read
+    catalogs = _catalogs_figures(value)  # sources two catalogs share are refused first
     claims: list[dict[str, Any]] = []
     seen: dict[tuple[str, Any], tuple[int, Path]] = {}  # (key, value) -> (file's place, file)
     for i, path in enumerate(claims_files(value)):
-        own = path.parent / FIGURES_FILE
-        catalog = articles.load(own) if path.name == CLAIMS_FILE and own.is_file() else None
-        for claim in _read(path, catalog or Articles({})):
+        for claim in _read(path, catalogs.get(_own_figures(path), Articles({}))):
             for key in ("id", "slug"):
                 if (key, claim[key]) in seen:
                     j, first = seen[key, claim[key]]

@@ -148,9 +148,10 @@ def _block_cells(config: dict[str, Any]) -> Iterator[tuple[int, dict[str, Any], 
                     yield i, spec, Cell(device, name, impl, size)
 
 
-def _claimed(
-    config: dict[str, Any], claims: Sequence[dict[str, Any]]
-) -> Iterator[tuple[dict[str, Any], Cell, str]]:
+Claims = Sequence[dict[str, Any]]
+
+
+def _claimed(config: dict[str, Any], claims: Claims) -> Iterator[tuple[dict[str, Any], Cell, str]]:
     """Every (claim, cell, phase) the run's claim parts read, at the sizes `claim_sizes`
     says (blockbench.judge.claim_rules.part_sizes). A part is measured only where the run
     has every device it names, and, with `claim_devices`, only where it names one of them
@@ -212,14 +213,11 @@ class Settings:
     """How one cell is measured: by how many processes, with the cell's sampling (split
     over those processes by `per_process`)."""
 
-    repeats: int  # None only where a caller's config gave no `repeats` (a plan alone)
+    repeats: int
     sampling: dict[str, Any]
 
     def per_process(self) -> dict[str, Any]:
         return per_process(self.sampling, self.repeats)
-
-
-Claims = Sequence[dict[str, Any]]
 
 
 def _resolve(config: dict[str, Any], claims: Claims) -> dict[Cell, tuple[Phases, Settings]]:
