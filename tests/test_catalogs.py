@@ -49,8 +49,10 @@ def test_the_default_config_names_no_cell_and_measures_every_cpu_part_at_its_siz
             for size in claim_rules.part_sizes(part):
                 for t in named:
                     assert Cell("cpu", t["workload"], t["impl"], size) in plan, (claim["id"], t)
-    assert Cell("cpu", "matmul", "jax", 2000) in plan  # B3 measured at 2000 ...
+    assert Cell("cpu", "matmul", "jax_numpy_input", 2000) in plan  # B3 measured at 2000 ...
     assert Cell("cpu", "matmul", "jax", 10000) not in plan  # ... not at the article's 10000
+    # B3's other part where C1 measures: JAX on JAX data at 2000 would be read by nothing
+    assert Cell("cpu", "matmul", "jax", 2000) not in plan
     assert plan[Cell("cpu", "matmul", "numpy", 5000)] == ("steady",)  # C1's setting
     assert plan[Cell("cpu", "stencil", "loop_jit", 8)] == ("compile",)  # D3's
     assert plan[Cell("cpu", "stencil", "loop_jit", 12)] is None  # every phase: no setting
@@ -63,9 +65,11 @@ def test_editing_a_claims_size_moves_its_cells_with_no_config_touched(tmp_path):
     c1["parts"][0]["size"] = 4000
     after = cpu_cells(claim_rules.read_claims(write(folder, entries)))
     for impl in ("numpy", "jax"):
-        assert Cell("cpu", "matmul", impl, 5000) in before
-        assert Cell("cpu", "matmul", impl, 5000) not in after  # no other CPU part reads it
+        assert before[Cell("cpu", "matmul", impl, 5000)] == ("steady",)
         assert after[Cell("cpu", "matmul", impl, 4000)] == ("steady",)  # C1's setting went too
+        # B3 says it is measured at 5000 itself: its cells stay, with no setting of C1's
+        assert after[Cell("cpu", "matmul", impl, 5000)] is None
+        assert Cell("cpu", "matmul", impl, 4000) not in before
 
 
 def test_claim_sizes_article_measures_the_articles_sizes_and_none_the_blocks_alone():

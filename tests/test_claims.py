@@ -19,6 +19,7 @@ import yaml
 from blockbench.judge import claim_rules, run_view, uncertainty, verdicts
 from blockbench.judge.aggregate import cells, measurements, processes, speedups
 from blockbench.present import claims_report, figures
+from blockbench.records import timeline
 from blockbench.records.layout import raw_files
 from blockbench.workloads.registry import WORKLOADS
 
@@ -761,7 +762,8 @@ def test_claims_md_says_where_a_runs_measuring_time_went():
     said = claims_report.time_spent(proc)
     timed = sum(sum(j["samples_s"]) * 2 for j in jobs)
     assert said == (
-        f"Time: 6 worker processes measured for 16 s ({timed:.0f} s of it inside timed calls): "
+        f"Time: 6 worker processes measured for 16 s ({timed:.0f} s of it, {timed / 16:.0%}, "
+        "inside timed calls): "
         "the first stage, 4 processes, 7 s; 2 more processes on demand, 4 s: "
         "stencil at 12 (2 processes, 4 s)."
     )
@@ -776,6 +778,56 @@ def test_claims_md_says_where_a_runs_measuring_time_went():
     assert claims_report.time_spent(first_only).endswith(
         "the first stage, 4 processes, 7 s; no claim asked for more rounds."
     )
+
+
+TIMELINE = [
+    "job_start",
+    "locked",
+    "spawned",
+    "worker_start",
+    "imported",
+    "measure",
+    "device",
+    "provenance",
+    "warmed",
+    "core_speed",
+    "inputs",
+    "sampling",
+    "sampled",
+    "checked",
+    "worker_end",
+    "worker_exit",
+]
+
+
+def test_the_time_table_sums_each_component_of_every_process_from_its_stamps():
+    """claims_report.time_table: each component's seconds from the records' own stamps
+    (records.timeline), the time between processes from their order, a pause left out."""
+    stamps = dict(
+        zip(
+            TIMELINE,
+            [0.0, 0.2, 0.3, 0.4, 0.9, 1.0, 1.05, 1.2, 1.3, 1.4, 1.5, 1.6, 2.6, 2.7, 2.75, 2.8],
+            strict=True,
+        )
+    )
+    phases = {"steady": {"samples_s": [0.1, 0.1], "loops": 2}}  # 0.4 s timed
+    spans = timeline.components(stamps, timeline.timed_s(phases))
+    assert spans["start"] == pytest.approx(0.2)  # job_start -> locked
+    assert spans["worker"] == pytest.approx(0.8)  # locked -> measure
+    assert spans["timed"] == pytest.approx(0.4) and spans["untimed"] == pytest.approx(0.6)
+    assert spans["after"] == pytest.approx(0.2)  # sampled -> worker_exit
+    assert sum(spans.values()) == pytest.approx(2.8)  # every second of the process, once
+    assert timeline.components({"job_start": 0.0}, 0.0)["worker"] is None  # a stamp missing
+    rows = []
+    for i, start in enumerate([0.0, 3.0, 100.0]):  # 0.2 s between the first two; then a pause
+        columns = {f"time_{k}": v for k, v in spans.items()}
+        rows.append({**row("jit", 1000)[0], "repeat": i, "job_start": start, **columns})
+        rows[-1]["finished_at"] = start + 2.8
+    lines = claims_report.time_table(pd.DataFrame(rows))
+    cells = {c[0]: c[1:] for c in ([x.strip() for x in r.split("|")[1:-1]] for r in lines[2:-2])}
+    assert cells["between two processes: Snakemake, the rounds checkpoint"][0] == "0.2"
+    assert cells["timed samples"][0] == "1.2"  # 3 processes x 0.4 s
+    assert lines[-1] == "1 pause(s) of more than 60 s between processes left out."
 
 
 def test_claims_md_names_the_cells_whose_processes_ran_while_hand_offs_were_slow():

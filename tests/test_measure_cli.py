@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 import jsonschema
@@ -444,9 +445,10 @@ def test_the_commit_is_blockbenchs_own_or_the_ref_the_workflow_fetched(tmp_path)
     assert provenance.git_commit(copy) == {"commit": "v1.0", "dirty": False, "from": uri}
 
 
-def test_a_processs_settings_cross_the_command_line_whole():
-    """The run plan's record of a process's settings becomes the parent's flags and is read
-    back as the same record, every field (one definition: records.params)."""
+def test_the_command_line_is_the_records_fields_and_parses_to_the_same_record():
+    """Every field of a process's settings is a flag of the parent's command line, built
+    from the record's fields (records.params), and parses back to the same record; the
+    workflow and the GPU kit pass the record itself (parent.measure)."""
     params = MeasureParams(
         budget_s=42.0,
         seed=7,
@@ -462,9 +464,18 @@ def test_a_processs_settings_cross_the_command_line_whole():
         scheduler_patch="patched",
         not_run="left out for time",
     )
-    cell = {"device": "cpu", "workload": "selu", "impl": "numpy", "size": 100}
-    args = parent.parse_args(parent.job_args(cell, 2, "/tmp/x.json", "mine", params))
+    cell = ["--device", "cpu", "--workload", "selu", "--impl", "numpy", "--size", "100"]
+    rule = [f"--{k.replace('_', '-')}={v}" for k, v in asdict(params.rule).items()]
+    given = {**params.as_dict(), "phases": "steady,dispatch", "rule": None}
+    flags = [
+        f"--cluster-lock-dir={v}" if k == "lock_dir" else f"--{k.replace('_', '-')}={v}"
+        for k, v in given.items()
+        if v is not None
+    ]
+    args = parent.parse_args([*cell, "--out", "/tmp/x.json", "--repeat", "2", *rule, *flags])
     assert MeasureParams.from_args(args) == params
-    assert (args.repeat, args.run_label, args.size) == (2, "mine", 100)
-    fresh = parent.parse_args(parent.job_args(cell, 0, "/tmp/x.json", "mine", MeasureParams()))
+    assert (args.repeat, args.run_label, args.size) == (2, "local", 100)
+    fresh = parent.parse_args([*cell, "--out", "/tmp/x.json"])
     assert MeasureParams.from_args(fresh) == MeasureParams()
+    with pytest.raises(SystemExit):
+        parent.parse_args([*cell, "--out", "/tmp/x.json", "--phases", "steady,nonsense"])

@@ -290,7 +290,24 @@ def tiny_run(tmp_path_factory):
         env={**os.environ, **env_lock},
     )
     assert run.returncode == 0, run.stderr[-4000:]
+    (wf / "terminal.txt").write_text(run.stdout + run.stderr)
     return wf
+
+
+@pytest.mark.slow
+def test_each_finished_process_says_where_the_run_stands_in_terminal_and_log(tiny_run):
+    """One line a process (blockbench.run.progress): its place in its stage, its cell, its
+    status and time, and the time the plan's model leaves, scaled by this run's pace."""
+    said = (tiny_run / "terminal.txt").read_text()
+    pattern = r"blockbench: \[(\d+)/(\d+)\] (cpu/\S+) process (\d+): (\w+) in [\d.]+ s; "
+    lines = re.findall(pattern + r"(first stage|added rounds): about \d+ (?:s|min) left", said)
+    records = layout.raw_files(tiny_run / "results/raw/tiny")
+    assert len(lines) == len(records)
+    first = [int(k) for k, _, _, _, _, stage in lines if stage == "first stage"]
+    assert sorted(first) == list(range(1, int(lines[0][1]) + 1))
+    for _, _, cell, repeat, status, _ in lines:
+        log = tiny_run / f"logs/measure/tiny/{cell}/{repeat}.log"
+        assert f"{cell} process {repeat}: {status} in " in log.read_text()
 
 
 @pytest.mark.slow

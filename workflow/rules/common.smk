@@ -1,11 +1,23 @@
 # Grid and target lists, computed by the blockbench package from the validated config.
+import functools
 import json
+import os
 import sys
+import time
 from pathlib import Path
 
 from snakemake.logging import logger
 
-from blockbench.run import cluster, grid, run_order, run_plan, scheduler_patch, versions
+from blockbench.run import (
+    cluster,
+    grid,
+    kit_estimate,
+    progress,
+    run_order,
+    run_plan,
+    scheduler_patch,
+    versions,
+)
 
 from blockbench.present import figure_names
 from blockbench.judge.claim_rules import (
@@ -199,6 +211,29 @@ def first_of(wc):
     a sample that they all use (blockbench.measure.parent.cell_loops)."""
     job = job_of(wc)
     return [] if job.repeat == 0 else ancient(job.cell.path(wc.run_label, 0))
+
+
+# Each job's place in its stage for its progress line (blockbench.run.progress): when this
+# invocation started, which records it found, and the plan's model of each stage's jobs.
+if not workflow.remote_exec:
+    os.environ.setdefault(progress.START_ENV, str(time.time()))
+
+
+@functools.cache
+def stage_places(run_label, added):
+    """Every job's place in the first stage, or in the rounds its checkpoint added."""
+    jobs = PLAN.jobs(decided(run_label)) if added else PLAN.jobs()
+    jobs = [job for job in jobs if (job.repeat >= PLAN.first[job.cell]) == added]
+    existing = {
+        job.path(run_label) for job in jobs if os.path.exists(job.path(run_label))
+    }
+    stage = "added rounds" if added else "first stage"
+    return kit_estimate.places(PLAN, jobs, stage, run_label, existing)
+
+
+def progress_of(wc):
+    job = job_of(wc)
+    return stage_places(wc.run_label, job.repeat >= PLAN.first[job.cell])[job]
 
 
 def measure_params(wc):

@@ -45,6 +45,8 @@ rule measure:
     # first rounds, design, ... as the run plan gives them (the GPU kit's too)
     params:
         measure=measure_params,
+        # its place in the run, for the line it prints when done (blockbench.run.progress)
+        progress=progress_of,
     script:
         "../scripts/measure.py"
 

@@ -20,6 +20,7 @@ from blockbench.errors import InputError
 from blockbench.judge import uncertainty
 from blockbench.measure import provenance
 from blockbench.measure.stats import kept_samples, wilson
+from blockbench.records import timeline
 from blockbench.records.store import SCHEMA_VERSION, SchemaError, read_json, validate
 from blockbench.workloads.registry import WORKLOADS, impls_of
 
@@ -59,6 +60,8 @@ PER_PROCESS = [
     "warnings",
     "core_windows",
     "handoff_s",
+    "job_start",
+    *(f"time_{key}" for key in timeline.COMPONENTS),
 ]
 
 
@@ -173,6 +176,14 @@ def cell_columns(record: dict[str, Any], source: Path) -> dict[str, Any]:
         "slurm_job_id": _get(prov, "slurm", "job_id"),
         "started_at": record["started_at"],
         "finished_at": record["finished_at"],
+        # where the process's wall time went (blockbench.records.timeline)
+        "job_start": _get(record, "timeline", "job_start"),
+        **{
+            f"time_{key}": seconds
+            for key, seconds in timeline.components(
+                record.get("timeline") or {}, timeline.timed_s(record["phases"])
+            ).items()
+        },
         "source": str(source),
     }
 

@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -107,19 +107,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     MeasureParams.add_arguments(p)
     return p.parse_args(argv)
-
-
-def job_args(
-    cell: dict[str, Any], repeat: int, out: str | Path, run_label: str, params: MeasureParams
-) -> list[str]:
-    """The command line of one worker process of a cell: the workflow's measure job and the
-    GPU kit (blockbench.run.gpu_kit) measure through this one."""
-    return [
-        *("--device", cell["device"], "--workload", cell["workload"], "--impl", cell["impl"]),
-        *("--size", str(cell["size"]), "--out", str(out), "--run-label", run_label),
-        *("--repeat", str(repeat)),
-        *params.flags(),
-    ]
 
 
 @contextmanager
@@ -275,23 +262,49 @@ def cell_loops(out: Path, repeat: int) -> dict[str, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command line (scripts/measure.py, `blockbench measure`): its flags are the cell's
+    and MeasureParams' fields, parsed into the same record the workflow passes."""
     args = parse_args(argv)
-    params = MeasureParams.from_args(args)
-    lock = lock_path(args.lock, Path(params.lock_dir) if params.lock_dir else None)
     cell = {"device": args.device, "workload": args.workload, "impl": args.impl, "size": args.size}
-    run_dir = run_host.run_dir_of(Path(args.out), cell, args.repeat)
+    return measure(
+        cell,
+        args.repeat,
+        args.out,
+        args.run_label,
+        MeasureParams.from_args(args),
+        isolate=args.isolate,
+        lock=args.lock,
+    )
+
+
+def measure(
+    cell: Mapping[str, Any],
+    repeat: int,
+    out: str | Path,
+    run_label: str,
+    params: MeasureParams,
+    isolate: bool = True,
+    lock: Path | None = None,
+) -> int:
+    """Measure worker process `repeat` of `cell` and write its record to `out`: what the
+    workflow's measure job, the GPU kit and the command line each call. 0 once a record is
+    written (whatever its status); EXIT_BAD_CELL or EXIT_WRONG_HOST where none is."""
+    out = Path(out)
+    cell = {**cell, "size": int(cell["size"])}
+    lock = lock_path(lock, Path(params.lock_dir) if params.lock_dir else None)
+    run_dir = run_host.run_dir_of(out, cell, repeat)
     if run_dir is not None:
-        wrong = run_host.mismatch(run_dir, run_host.here(args.device))
+        wrong = run_host.mismatch(run_dir, run_host.here(cell["device"]))
         if wrong:  # no file: the cell stays to be measured on a node of the run's kind
             print(f"not measuring: {wrong}", file=sys.stderr)
             return EXIT_WRONG_HOST
     with host_lock(lock) as lock_fd:
         started = time.time()
         spec = CellSpec(
-            device=args.device,
-            workload=args.workload,
-            impl=args.impl,
-            size=args.size,
+            device=cell["device"],
+            workload=cell["workload"],
+            impl=cell["impl"],
+            size=cell["size"],
             seed=params.seed,
             matmul_precision=params.matmul_precision,
             rule=params.rule,
@@ -300,8 +313,8 @@ def main(argv: list[str] | None = None) -> int:
             threads=params.threads,
             phases=params.phases,
             deadline=started + SAMPLING_SHARE * params.budget_s,
-            isolate=args.isolate,
-            loops=cell_loops(Path(args.out), args.repeat),
+            isolate=isolate,
+            loops=cell_loops(out, repeat),
         )
         env = read_json(params.jax_env) if params.jax_env else None
         planned = env["jax_version"] if env else installed_jax()
@@ -329,22 +342,22 @@ def main(argv: list[str] | None = None) -> int:
     # the process's settings as run (unset ones null), and where it ran them
     unset = {k: v or None for k, v in params.as_dict().items() if k != "lock_dir"}
     outcome["provenance"]["config"] = unset | {
-        "run_label": args.run_label,
+        "run_label": run_label,
         "budget_s": params.budget_s,
         "seed": params.seed,
         "threads": params.threads,
         "block": params.block,
-        "repeat": args.repeat,
+        "repeat": repeat,
         "lock": str(lock),
         "schema_validated": can_validate(),
-        "loops_from": str(first_process(args.out)) if spec.loops else None,
+        "loops_from": str(first_process(out)) if spec.loops else None,
         "jax_version": planned,
     }
     record = {
         "schema_version": SCHEMA_VERSION,
         "method_version": METHOD_VERSION,
         "cell": spec.cell,
-        "repeat": args.repeat,
+        "repeat": repeat,
         "warnings": [],
         **outcome,
         "host_load": host_load,
@@ -359,11 +372,11 @@ def main(argv: list[str] | None = None) -> int:
         + host_state.speed_warnings(state["before"], state["after"])
     )
     validate(record)
-    write_json_atomic(args.out, record)
+    write_json_atomic(out, record)
     steady = record["phases"].get("steady", {}).get("median_s")
     shown = f", steady median {steady:.3g} s" if steady is not None else ""
     print(
-        f"{args.workload}/{args.impl} on {args.device}, size {args.size}: "
+        f"{cell['workload']}/{cell['impl']} on {cell['device']}, size {cell['size']}: "
         f"{record['status']}{shown} {record['reason']}".rstrip()
     )
     return 0

@@ -15,6 +15,7 @@ from blockbench.judge.between_runs import MIN_UNSTUDIED
 from blockbench.judge.wording import fmt, value_ci
 from blockbench.measure import core_speed
 from blockbench.present import stops
+from blockbench.records import timeline
 
 LEGEND = (
     f"Every value is shown with its 95% confidence interval: {uncertainty.METHOD}. Each run "
@@ -309,8 +310,9 @@ def time_spent(processes: pd.DataFrame) -> str:
     timed = (sampled * processes["loops"]).sum()  # a cell that did not run has no samples
     span = jobs["finished_at"].max() - jobs["started_at"].min()
     text = (
-        f"Time: {len(jobs)} worker processes measured for {span:.0f} s ({timed:.0f} s of it "
-        f"inside timed calls): the first stage, {len(first)} processes, {first['wall'].sum():.0f} s"
+        f"Time: {len(jobs)} worker processes measured for {span:.0f} s ({timed:.0f} s of it, "
+        f"{timed / span if span else 0:.0%}, inside timed calls): the first stage, "
+        f"{len(first)} processes, {first['wall'].sum():.0f} s"
     )
     if added.empty:
         return text + "; no claim asked for more rounds."
@@ -322,6 +324,37 @@ def time_spent(processes: pd.DataFrame) -> str:
         for r in by.itertuples()
     )
     return text + f"; {len(added)} more processes on demand, {added['wall'].sum():.0f} s: {blocks}."
+
+
+# A pause longer than this between two processes is not the workflow's doing (a run stopped
+# and resumed, another job holding the measurement lock): left out of the time between them.
+PAUSE_S = 60.0
+
+
+def time_table(processes: pd.DataFrame) -> list[str]:
+    """Where the run's measuring time went, component by component, from each process's own
+    stamps (blockbench.records.timeline): what a change to how a process starts saves shows
+    here, run against run."""
+    jobs = processes.drop_duplicates(PROCESS).sort_values("job_start")
+    if "job_start" not in jobs or jobs["job_start"].isna().all():
+        return []
+    between = (jobs["job_start"] - jobs["finished_at"].shift()).iloc[1:]
+    pauses = int((between > PAUSE_S).sum())
+    between = between[(between >= 0) & (between <= PAUSE_S)]
+    rows = [["between two processes: Snakemake, the rounds checkpoint", between]]
+    rows += [
+        [label, jobs[f"time_{key}"].dropna()] for key, (label, _) in timeline.COMPONENTS.items()
+    ]
+    total = sum(float(v.sum()) for _, v in rows)
+    table = [["component", "seconds", "share", "median a process"]]
+    for label, values in rows:
+        share = float(values.sum()) / total if total else 0.0
+        median = f"{values.median():.3f}" if len(values) else ""
+        table.append([label, f"{values.sum():.1f}", f"{share:.0%}", median])
+    lines = _markdown_table(table)
+    if pauses:
+        lines += ["", f"{pauses} pause(s) of more than {PAUSE_S:.0f} s between processes left out."]
+    return lines
 
 
 def handoffs(processes: pd.DataFrame) -> str:
@@ -378,7 +411,7 @@ def to_markdown(
         lines += [f"## Run `{run_label}`{_release(runs)}", ""]
         if processes is not None and (processes["run_label"] == run_label).any():
             mine = processes[processes["run_label"] == run_label]
-            said = (measured_on(mine), time_spent(mine), handoffs(mine))
+            said = (measured_on(mine), handoffs(mine))
             lines += [line for text in said if text for line in (text, "")]
         lines += [*_between(runs), *_verdicts(runs)]
         lines.append("")
@@ -387,6 +420,10 @@ def to_markdown(
         if "stopped" in mine and mine["stopped"].notna().any():
             lines += [ROUNDS, ""]
         lines += [*_parts(mine), ""]
+        mine = processes[processes["run_label"] == run_label] if processes is not None else None
+        if mine is not None and not mine.empty:
+            spent, table = time_spent(mine), time_table(mine)
+            lines += ["### Where the measuring time went", "", spent, "", *table, ""]
         warned = runs[runs["warnings"].fillna("") != ""]
         if not warned.empty:
             lines += ["### Warnings", ""]

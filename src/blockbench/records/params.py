@@ -55,8 +55,9 @@ def _flag(name: str) -> str:
 @dataclass(frozen=True)
 class MeasureParams:
     """A process's settings beyond its cell and repeat. Empty strings and zeros mean unset.
-    Each field is its own flag (`add_arguments`), parsed back by `from_args` and written by
-    `flags`: a new setting is one field, nothing else."""
+    Each field is its own flag (`add_arguments`), parsed back by `from_args`: a new setting
+    is one field, nothing else. The workflow and the GPU kit pass the record itself
+    (blockbench.measure.parent.measure); the command line is built from its fields."""
 
     # wall clock of the whole process; past it the cell is `timeout`
     budget_s: float = option(300.0, "wall-clock budget of the whole cell; past it: `timeout`")
@@ -148,16 +149,3 @@ class MeasureParams:
                 "phases": tuple(phases) if phases else None,
             }
         )
-
-    def flags(self) -> list[str]:
-        """The parent's command-line options for these settings: the stop rule whole, every
-        other setting that differs from its default."""
-        rule = self.rule
-        args = [x for r in fields(StopRule) for x in (_flag(r.name), str(getattr(rule, r.name)))]
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if f.name == "rule" or value == f.default:
-                continue
-            text = ",".join(value) if isinstance(value, tuple) else str(value)
-            args += [f.metadata["flag"] or _flag(f.name), text]
-        return args

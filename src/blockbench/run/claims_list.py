@@ -20,24 +20,10 @@ from blockbench.records.layout import raw_files
 from blockbench.records.store import read_json
 from blockbench.run import kit_config, kit_estimate
 from blockbench.run.grid import Cell
+from blockbench.run.kit_estimate import MODEL
 from blockbench.run.run_plan import Job, RunPlan
-from blockbench.workloads.registry import WORKLOADS
 
 Walls = dict[Cell, list[float]]
-# Work a second where a cell was never measured: a plain 2-core CPU's order of magnitude
-# (BLAS flops; elements; the eager loop's scalar updates, each a dispatch), and a process's
-# start (interpreter, imports, backend, inputs). A model, stated wherever it is used.
-RATES = {"matmul": 5e10, "dot_xx": 5e10, "stencil": 2e4}
-MODEL = {
-    "machine": "a model 2-core CPU",
-    "process_start_s": {"cpu": 2.0, "gpu": 8.0},
-    "compile_s": {"cpu": 0.3, "gpu": 1.0},
-    "call_overhead_s": {"cpu": 2e-5, "gpu": 1e-4},
-    "throughput": {
-        "cpu": {w: RATES.get(w, 1e9) for w in WORKLOADS},
-        "gpu": {w: 100 * RATES.get(w, 1e9) for w in WORKLOADS},
-    },
-}
 
 
 def walls(roots: Iterable[Path], cpu_model: str | None = None) -> Walls:

@@ -3,7 +3,7 @@
 It is for a machine without Snakemake or a package registry, that may limit how long one
 command runs, and from which only a few files come back. It measures the run plan the
 workflow would (blockbench.run.run_plan: the same processes and settings) through the
-workflow's own command (parent.main), in the order of a run:
+workflow's own measuring function (parent.measure), in the order of a run:
 
 1. the first minute (blockbench.run.kit_first_minute): the GPU checked, a GPU and a CPU
    worker's start timed; a machine that fails any of it stops there, with one line naming
@@ -119,7 +119,7 @@ class Part:
             for job in (j for j in todo if plan.unit(j.cell) in names):
                 path = self.root / job.path(self.label)
                 params = replace(plan.params(job), not_run=reason)
-                parent.main(parent.job_args(vars(job.cell), job.repeat, path, self.label, params))
+                parent.measure(vars(job.cell), job.repeat, path, self.label, params)
             left_out = self.manifest.get("left_out", {})
             self.manifest["left_out"] = left_out | {n: plan.units[n]["cells"] for n in names}
         return lines
@@ -137,10 +137,8 @@ class Part:
             path = self.root / job.path(self.label)
             t0 = time.monotonic()
             budget = min(params.budget_s, left)
-            args = parent.job_args(
-                vars(job.cell), job.repeat, path, self.label, replace(params, budget_s=budget)
-            )
-            if (code := parent.main(args)) != 0:
+            cut = replace(params, budget_s=budget)
+            if (code := parent.measure(vars(job.cell), job.repeat, path, self.label, cut)) != 0:
                 return code
             if budget < params.budget_s and store.read_json(path)["status"] == "timeout":
                 path.unlink()  # cut short by this part, not by its own budget: measure it again

@@ -9,18 +9,35 @@ in the registry: flops for matmul, elements for SELU). The first minute replaces
 with those it times on the machine at hand (`with_starts`).
 """
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Container, Mapping
 from copy import deepcopy
+from dataclasses import asdict
 from typing import Any
 
 from blockbench.judge.claim_rules import side_terms
 from blockbench.measure.sampling import SINGLE_CALL_WALL_S
 from blockbench.records.params import MeasureParams
 from blockbench.records.spec import StopRule
-from blockbench.run import run_order
+from blockbench.run import progress, run_order
 from blockbench.run.grid import ACCELERATORS, Cell
 from blockbench.run.run_plan import Job, RunPlan
 from blockbench.workloads.registry import STYLE_PHASES, WORKLOADS, impls_of
+
+# Work a second where a cell was never measured: a plain 2-core CPU's order of magnitude
+# (BLAS flops; elements; the eager loop's scalar updates, each a dispatch), and a process's
+# start (interpreter, imports, backend, inputs). A model, stated wherever it is used.
+RATES = {"matmul": 5e10, "dot_xx": 5e10, "stencil": 2e4}
+MODEL = {
+    "machine": "a model 2-core CPU",
+    "process_start_s": {"cpu": 2.0, "gpu": 8.0},
+    "compile_s": {"cpu": 0.3, "gpu": 1.0},
+    "call_overhead_s": {"cpu": 2e-5, "gpu": 1e-4},
+    "throughput": {
+        "cpu": {w: RATES.get(w, 1e9) for w in WORKLOADS},
+        "gpu": {w: 100 * RATES.get(w, 1e9) for w in WORKLOADS},
+    },
+}
+
 
 # Phases timed one call per sample, without a warm-up (blockbench.cell.phase_plan).
 ONE_CALL = ("trace_lower", "compile", "first_call")
@@ -68,6 +85,22 @@ def process_s(model: Mapping[str, Any], cell: Cell, params: MeasureParams) -> fl
     phases = [p for p in STYLE_PHASES[style] if params.phases is None or p in params.phases]
     start = model["process_start_s"][_device(cell)] + call_s(model, cell)  # + the check's call
     return start + sum(phase_s(model, cell, p, params.rule) for p in phases)
+
+
+def places(
+    plan: RunPlan, jobs: list[Job], stage: str, run_label: str, existing: Container[str]
+) -> dict[Job, dict[str, Any]]:
+    """Each job's progress.Place in `jobs`, the stage's order, as a dict (Snakemake's
+    params): a job whose record `existing` holds was measured before this invocation and
+    adds nothing to the model time it is compared with."""
+    model = [process_s(MODEL, job.cell, plan.params(job)) for job in jobs]
+    out, done, left = {}, 0.0, sum(model)
+    for i, (job, seconds) in enumerate(zip(jobs, model, strict=True)):
+        left -= seconds
+        if job.path(run_label) not in existing:
+            done += seconds
+        out[job] = asdict(progress.Place(stage, i + 1, len(jobs), done, left))
+    return out
 
 
 def smoke_params(config: Mapping[str, Any], cell: Cell = SMOKE) -> MeasureParams:
