@@ -53,3 +53,6 @@ def test_each_job_knows_its_place_and_what_this_invocation_measured_before_it():
         plan, jobs, "first stage", "local", existing={j.path("local") for j in jobs[:2]}
     )
     assert resumed[jobs[2]]["model_done_s"] == pytest.approx(model[2])
+    # the added rounds: the first stage's pace counts, so their first line is no wild guess
+    added = kit_estimate.places(plan, jobs[:2], "added rounds", "local", set(), 50.0)
+    assert added[jobs[0]]["model_done_s"] == pytest.approx(50.0 + model[0])

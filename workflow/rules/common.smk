@@ -227,8 +227,12 @@ def stage_places(run_label, added):
     existing = {
         job.path(run_label) for job in jobs if os.path.exists(job.path(run_label))
     }
-    stage = "added rounds" if added else "first stage"
-    return kit_estimate.places(PLAN, jobs, stage, run_label, existing)
+    if not added:
+        return kit_estimate.places(PLAN, jobs, "first stage", run_label, existing)
+    # the pace so far is the whole invocation's: its first stage's processes count too
+    first = stage_places(run_label, False)
+    done = max((place["model_done_s"] for place in first.values()), default=0.0)
+    return kit_estimate.places(PLAN, jobs, "added rounds", run_label, existing, done)
 
 
 def progress_of(wc):

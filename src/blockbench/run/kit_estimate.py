@@ -88,13 +88,19 @@ def process_s(model: Mapping[str, Any], cell: Cell, params: MeasureParams) -> fl
 
 
 def places(
-    plan: RunPlan, jobs: list[Job], stage: str, run_label: str, existing: Container[str]
+    plan: RunPlan,
+    jobs: list[Job],
+    stage: str,
+    run_label: str,
+    existing: Container[str],
+    done_before_s: float = 0.0,
 ) -> dict[Job, dict[str, Any]]:
     """Each job's progress.Place in `jobs`, the stage's order, as a dict (Snakemake's
     params): a job whose record `existing` holds was measured before this invocation and
-    adds nothing to the model time it is compared with."""
+    adds nothing to the model time it is compared with; `done_before_s`, the model time of
+    what this invocation measured before the stage (the added rounds: its first stage)."""
     model = [process_s(MODEL, job.cell, plan.params(job)) for job in jobs]
-    out, done, left = {}, 0.0, sum(model)
+    out, done, left = {}, done_before_s, sum(model)
     for i, (job, seconds) in enumerate(zip(jobs, model, strict=True)):
         left -= seconds
         if job.path(run_label) not in existing:
