@@ -16,6 +16,8 @@ interval is wider than the target").
    run under the rule with the study's floor (it stops once its own interval is inside the
    study's term), judged by blockbench.judge.between_runs.judged with the study's median
    rounds as its design. The truth is the mean over runs.
+3. Rounds sized to decide a part its first stage left undecided (to_the_rule): the rule
+   issue 63 asked for, simulated before shipping, and not shipped (docs/statistics.md).
 Prints each setting's coverage and each side's miss; the targets are interval_coverage's.
 """
 
@@ -131,6 +133,37 @@ def with_study(studies: int, d: float) -> None:
         )
 
 
+def to_the_rule(runs: int, d: float) -> None:
+    """3. Rounds sized to decide (issue: an undecided part takes the rounds that could decide
+    it): after the first stage, a part whose interval straddles its rule's bound (here 0)
+    aims at the first stage's distance to it, not at the precision target; the interval is
+    Stein's, on every round. Its rounds then depend on the first stage's value, not only on
+    its spread, and the first stage is looked at twice: near the bound the run decides the
+    wrong side more often than 2.5%. Printed: coverage, each side's miss, the wrong side
+    (fails where the truth holds, or holds where it fails), against Stein's rule."""
+    print(f"3. rounds sized to the bound (target x{math.exp(d):.3g}; coverage, misses, wrong side)")
+    for (arm, sigma), first, k in itertools.product(ARMS[:4], (3, 5), (0.0, 0.5, 1.0)):
+        rng = np.random.default_rng(3)
+        mu = k * sigma / math.sqrt(first)  # the truth, k standard errors above the bound
+        x = mu + processes(rng, Setting(1, (first,), first, 0.0, arm, sigma), (runs, 12))
+        head = x[:, :first]
+        t = t_quantile(first - 1)
+        h0 = t * head.std(axis=1, ddof=1) / math.sqrt(first)
+        m0 = head.mean(axis=1)
+        said = []
+        for aim in (np.full(runs, d), np.where(abs(m0) < h0, np.minimum(d, abs(m0)), d)):
+            rounds = np.clip(np.ceil(first * (h0 / aim) ** 2 - 1e-9), first, 12).astype(int)
+            centre = np.cumsum(x, axis=1)[np.arange(runs), rounds - 1] / rounds
+            half = h0 * math.sqrt(first) / np.sqrt(rounds)
+            cov, low, high = shares(centre - mu, half)
+            wrong = np.mean(centre + half < 0) if mu > 0 else np.mean(centre - half > 0)
+            said.append(f"{cov:.3f} ({low:.3f}, {high:.3f}) wrong {wrong:.3f}")
+        print(
+            f"  {arm:6s} sigma={sigma:<4} first={first} truth {k:g} se: Stein {said[0]} | "
+            f"to the bound {said[1]}"
+        )
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--runs", type=int, default=4000)
@@ -139,6 +172,7 @@ def main() -> None:
     args = p.parse_args()
     d = math.log(args.precision)
     own_intervals(args.runs, d)
+    to_the_rule(args.runs, d)
     if args.studies:
         with_study(args.studies, d)
 

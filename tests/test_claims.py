@@ -4,6 +4,7 @@ import math
 import subprocess
 import sys
 import zlib
+from dataclasses import replace
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -17,7 +18,7 @@ import scipy.stats
 import yaml
 
 from blockbench.judge import claim_rules, run_view, uncertainty, verdicts
-from blockbench.judge.aggregate import cells, measurements, processes, speedups
+from blockbench.judge.aggregate import cells, measurements, processes
 from blockbench.present import claims_report, figures
 from blockbench.records import timeline
 from blockbench.records.layout import raw_files
@@ -286,6 +287,10 @@ def test_trend_and_growth():
         "of": {"device": "cpu", "workload": "matmul", "impl": "jit", "phase": "compile"},
     }
     assert judge(quadratic, growth)["measured"] == pytest.approx(2.0)
+    # an exponent says what it is: the slope over the sizes measured, not an asymptote
+    detail = judged(quadratic, growth)[1]["detail"].iloc[0]
+    assert "the slope over the sizes measured, [10, 20, 40, 80]" in detail
+    assert "not an asymptotic exponent" in detail
 
 
 def test_check_part_fails_on_a_wrong_result():
@@ -427,10 +432,46 @@ def test_the_claims_file_covers_every_article_claim():
 
 def test_reference_speedups_use_the_cpu_baseline():
     """The reference run's fixture (tests/data/runs/epyc-65b7fad: C1's block among its cells)."""
-    df = measurements(raw_files(DATA / "runs/epyc-65b7fad"))
-    sp = speedups(df)
+    files = raw_files(DATA / "runs/epyc-65b7fad")
+    sp = run_view.speedups(measurements(files), processes(files))
     numpy_rows = sp[(sp["workload"] == "matmul") & (sp["impl"] == "numpy")]
     assert (numpy_rows["speedup"] == 1.0).all()
+
+
+def test_a_ratio_has_one_value_in_the_speedups_table_and_in_every_claim_that_reads_it():
+    """Every claim part that divides two cells' steady times, one of them its workload's
+    baseline, reads the value the speedups table (and its figure) shows for that pair: paired
+    over the rounds both share where a block measured them, in both places."""
+    files = raw_files(ROOT / "results/reference/xeon-m207-2cpu/run/raw/v10-2002")
+    proc = processes(files)
+    df = cells(proc)
+    claims = claim_rules.read_claims(ROOT / "config/claims/articles")
+    _, parts = verdicts.judge(df, proc, claims)
+    table = run_view.speedups(df, proc).set_index(["run_label", "workload", "impl", "size"])
+    compared = 0
+    for claim in claims:
+        rows = parts[parts["claim_id"] == claim["id"]].itertuples()
+        for part, row in zip(claim["parts"], rows, strict=True):
+            if part.get("kind", "ratio") != "ratio" or pd.isna(row.measured):
+                continue
+            num, den = claim_rules.side_terms(part["num"]), claim_rules.side_terms(part["den"])
+            if len(num) + len(den) != 2 or "phase" in num[0] or "phase" in den[0]:
+                continue
+            (n,), (d,) = num, den
+            if n["workload"] != d["workload"] or "cpu" not in (n["device"], d["device"]):
+                continue
+            base = WORKLOADS[n["workload"]].baseline
+            at = (row.run_label, n["workload"])
+            if n["impl"] == base and n["device"] == "cpu":
+                shown = table.loc[(*at, d["impl"], int(row.size)), "speedup"]
+            elif d["impl"] == base and d["device"] == "cpu":
+                shown = 1 / table.loc[(*at, n["impl"], int(row.size)), "speedup"]
+            else:
+                continue
+            shown = shown[0] if hasattr(shown, "__len__") else shown
+            assert shown == pytest.approx(row.measured, rel=1e-9), (claim["id"], part["name"])
+            compared += 1
+    assert compared >= 4  # C1, C5's CPU part, D1's loop / convolve, C6's sweeps
 
 
 def test_a_cells_page_faults_show_its_processes_allocator_modes():
@@ -920,3 +961,24 @@ def test_each_verdict_states_its_confidence_from_its_parts():
     check = [PartResult("match", "holds", measured=1e-7, condition="every cell passes")]
     assert confidence(verdict(check)[0], check) == ""
     assert confidence("inconclusive", holding) == ""
+    # a two-sided rule can refuse a value inside it on either side: 5% in a refutation's
+    # bound; a reproduction still errs at most 2.5% a part (it needs the interval inside)
+    between = replace(four[0], condition="between 1.4 and 3")
+    assert confidence("not_reproduced", [between]) == ">=95%"
+    assert confidence("not_reproduced", [between, *four[1:]]) == ">=87.5% (any of 4 parts)"
+    assert confidence("reproduced", [replace(holding[0], condition="between 1 and 3")]) == ">=97.5%"
+    # no bound where the run's intervals may not cover 95%: said why instead
+    said = confidence("reproduced", holding, "the cores read as two-speed")
+    assert said == "no confidence stated: the cores read as two-speed"
+
+
+def test_a_confidence_is_stated_only_where_the_runs_intervals_are_supported():
+    """A steady host's run, or one a between-run study judges, states its bound; a run whose
+    cores read as two-speed, or were not read, says why it states none."""
+    from blockbench.judge.claims import unsupported_by
+    from blockbench.measure.core_speed import STEADY, TWO_SPEED, UNKNOWN
+
+    assert unsupported_by(STEADY, studied=False) == ""
+    assert unsupported_by(TWO_SPEED, studied=True) == ""
+    assert "read as two-speed" in unsupported_by(TWO_SPEED, studied=False)
+    assert "not read for speed" in unsupported_by(UNKNOWN, studied=False)

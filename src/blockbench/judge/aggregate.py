@@ -396,8 +396,9 @@ def steady(df: pd.DataFrame) -> pd.DataFrame:
     ]
 
 
-def speedups(df: pd.DataFrame) -> pd.DataFrame:
-    """Each implementation against its workload's CPU baseline, same run, workload and size.
+def speedup_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """Each implementation against its workload's CPU baseline, same run, workload and size,
+    as the ratio of the two cells' values (run_view.speedups pairs it as the claims do).
 
     speedup > 1 means faster than the baseline (NumPy on the CPU where the workload has one).
     """

@@ -65,6 +65,11 @@ class Region:
     def above(self, x: float) -> bool:
         return x > self.high or (x == self.high and not self.high_closed)
 
+    @property
+    def two_sided(self) -> bool:
+        """`between a and b`: a value inside can be refused on either side."""
+        return math.isfinite(self.low) and math.isfinite(self.high)
+
 
 def region(condition: str) -> Region:
     m = CONDITION.match(condition)

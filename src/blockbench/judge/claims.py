@@ -23,7 +23,7 @@ import pandas as pd
 
 from blockbench.judge import uncertainty
 from blockbench.judge.between_runs import StudyPart, judged
-from blockbench.judge.claim_rules import FAILS, HOLDS, INCONCLUSIVE, decide, side_terms
+from blockbench.judge.claim_rules import FAILS, HOLDS, INCONCLUSIVE, decide, region, side_terms
 from blockbench.judge.part_result import (
     NOT_REPRODUCED,
     NOT_RUN,
@@ -40,6 +40,7 @@ from blockbench.judge.run_view import (
 from blockbench.judge.scales import from_scale
 from blockbench.judge.uncertainty import Spread
 from blockbench.judge.wording import part_ci, undecided
+from blockbench.measure.core_speed import STEADY, UNKNOWN
 
 
 def _result(
@@ -155,9 +156,10 @@ def eval_growth(view: RunView, part: dict[str, Any]) -> PartResult:
     fit = growth_fit(view, term)
     rows = fit.rows
     detail = (
-        f"{term['phase']} time ~ work^{fit.exponent.estimate:.2f} "
-        f"over sizes {rows['size'].tolist()} "
-        f"({rows['median_s'].iloc[0]:.3g} s to {rows['median_s'].iloc[-1]:.3g} s)"
+        f"{term['phase']} time ~ work^{fit.exponent.estimate:.2f}: the slope over the sizes "
+        f"measured, {rows['size'].tolist()} "
+        f"({rows['median_s'].iloc[0]:.3g} s to {rows['median_s'].iloc[-1]:.3g} s), not an "
+        "asymptotic exponent (a local one can rise with size)"
     )
     return _result(
         part,
@@ -230,18 +232,37 @@ def with_study(r: PartResult, study: StudyPart | None) -> PartResult:
     return replace(r, ci_low=low, ci_high=high, outcome=decide(r.condition, low, high), study=study)
 
 
-def confidence(verdict_: str, parts: list[PartResult]) -> str:
-    """A verdict's confidence, from its parts' 95% two-sided intervals (each part's test of
-    its rule is one-sided at 97.5%): 'reproduced' needs every part, so it errs at most 2.5%
-    of the time; 'not_reproduced' needs any one of m, so a claim that holds draws it at most
-    m x 2.5% of the time (Bonferroni's bound, stated rather than corrected). '' where a
-    verdict rests on no interval (not run, inconclusive, checks alone)."""
+def confidence(verdict_: str, parts: list[PartResult], unsupported: str = "") -> str:
+    """A verdict's confidence: a bound that holds if each part's interval covers 95%, not
+    the chance that the verdict is right. Each part's test of a one-sided rule errs at most
+    2.5%; 'reproduced' needs every part, so it errs at most 2.5%; 'not_reproduced' needs any
+    one, so a claim that holds draws it at most the sum of its parts' risks (Bonferroni's
+    bound, stated rather than corrected), where a two-sided rule (`between a and b`) can
+    refuse a value inside it on either side: 5%. `unsupported`: why the run's intervals may
+    not cover 95% (unsupported_by), said instead of a bound. '' where a verdict rests on no
+    interval (not run, inconclusive, checks alone)."""
     tested = [p for p in parts if p.ci_low is not None and not p.indicative]
     if not tested or verdict_ not in (REPRODUCED, NOT_REPRODUCED):
         return ""
-    if verdict_ == REPRODUCED or len(tested) == 1:
+    if unsupported:
+        return f"no confidence stated: {unsupported}"
+    if verdict_ == REPRODUCED:
         return ">=97.5%"
-    return f">={100 - 2.5 * len(tested):g}% (any of {len(tested)} parts)"
+    risk = sum(5.0 if region(p.condition).two_sided else 2.5 for p in tested)
+    said = f">={100 - risk:g}%"
+    return said if len(tested) == 1 else f"{said} (any of {len(tested)} parts)"
+
+
+def unsupported_by(core_speed: str, studied: bool) -> str:
+    """Why a run's intervals may not cover 95% ('' where they are supported): they cover the
+    spread between one run's processes, which a between-run study of the host widens to its
+    runs'; without one, only a host whose cores kept their speed through the run
+    (measure.core_speed) is one where docs/statistics.md measured them covering 95%."""
+    if studied or core_speed == STEADY:
+        return ""
+    if core_speed == UNKNOWN:
+        return "the run's cores were not read for speed, and no between-run study judges it"
+    return f"the run's cores read as {core_speed}, where one run's intervals cover less than 95%"
 
 
 def verdict(parts: list[PartResult]) -> tuple[str, str]:

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from blockbench.judge import uncertainty
+from blockbench.judge import aggregate, uncertainty
 from blockbench.judge.aggregate import CELL
 from blockbench.judge.claim_rules import side_terms
 from blockbench.judge.studies import Kind, Study, blas_of, design_of, host_of, kind_of
@@ -383,3 +383,24 @@ def ratio_at(view: RunView, part: dict[str, Any], size: int) -> Measured:
         list(dict.fromkeys(samples)),
         how,
     )
+
+
+def speedups(cells: pd.DataFrame, processes: pd.DataFrame) -> pd.DataFrame:
+    """Each implementation against its workload's CPU baseline (aggregate.speedup_rows), with
+    the value a claim reading that ratio gets: paired over the rounds both cells share where
+    the claims pair it (RunView.paired_ratio), else the ratio of the cells' values. One value
+    per ratio, in the table, its figure and the claims."""
+    out = aggregate.speedup_rows(cells)
+    views = {view.run_label: view for view in RunView.each(cells, processes)}
+
+    def paired(r: Any) -> float:
+        base = {"device": "cpu", "workload": r.workload, "impl": r.baseline}
+        cell = {"device": r.device, "workload": r.workload, "impl": r.impl}
+        try:
+            got = views[r.run_label].paired_ratio([base], [cell], int(r.size))
+        except KeyError:  # a cell with no process rows of its steady phase
+            got = None
+        return r.speedup if got is None else math.exp(got[0].estimate)
+
+    out["speedup"] = [paired(r) for r in out.itertuples()]
+    return out

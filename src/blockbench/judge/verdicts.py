@@ -11,7 +11,13 @@ from typing import Any
 
 import pandas as pd
 
-from blockbench.judge.claims import confidence, evaluate_part, verdict, with_study
+from blockbench.judge.claims import (
+    confidence,
+    evaluate_part,
+    unsupported_by,
+    verdict,
+    with_study,
+)
 from blockbench.judge.part_result import PartResult
 from blockbench.judge.pooling import PooledPart, pool_claim, pool_groups
 from blockbench.judge.run_view import RunView, collapse
@@ -124,6 +130,7 @@ def judge(
             parts = judged[(view.run_label, claim["id"])]
             pool = pools.get((view.run_label, claim["id"]))
             verdict_, reason = verdict(parts)
+            unsupported = unsupported_by(view.core_speed, view.study is not None)
             head = parts[0]
             rows.append(
                 {
@@ -134,7 +141,7 @@ def judge(
                     "slug": claim["slug"],
                     "source": claim["source"],
                     "verdict": verdict_,
-                    "confidence": confidence(verdict_, parts),
+                    "confidence": confidence(verdict_, parts, unsupported),
                     # the one to quote: the pooled verdict where runs are pooled, else its own
                     "primary_verdict": pool.verdict if pool and pool.primary else verdict_,
                     "measured": head.measured,

@@ -27,13 +27,16 @@ LEGEND = (
     "**holds** when its whole interval satisfies its rule, **fails** when none of it does, "
     "and is **inconclusive** when the interval straddles the rule: each part's test is "
     "97.5% one-sided. A claim is **reproduced** when every part holds at the article's "
-    "setup (confidence at least 97.5%), **not_reproduced** when a part fails at the "
-    "article's setup (with m parts, a claim that holds draws it at most m x 2.5% of the "
-    "time: its confidence, at least 100 - 2.5m %, is given beside it), **not_run** when a "
+    "setup, **not_reproduced** when a part fails at the article's setup, **not_run** when a "
     "cell it needs was not measured (the reason is given), and **inconclusive** otherwise: "
     "an undecided part, or a part measured only at another size than the article's (shown, "
     "never decisive). The verdict to quote is the pooled one where runs are pooled, a run's "
-    "own otherwise."
+    "own otherwise. Beside a verdict, its confidence: a bound that holds if the intervals "
+    "cover 95%, not the chance that the verdict is right (reproduced: at least 97.5%; "
+    "not_reproduced: 100% less each part's risk, 2.5% one-sided and 5% for a `between` rule, "
+    "which can refuse a value on either side). It is stated only where the run's cores kept "
+    "their speed, or a between-run study or pooled runs judge it; elsewhere the verdict says "
+    "why it states none (`docs/statistics.md`)."
 )
 
 

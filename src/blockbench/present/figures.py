@@ -17,7 +17,7 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.ticker import LogFormatter, NullFormatter
 
-from blockbench.judge import aggregate
+from blockbench.judge import aggregate, run_view
 from blockbench.judge.articles import Articles
 from blockbench.judge.claim_rules import ClaimsFiles, figures, region
 from blockbench.judge.run_view import RunView
@@ -167,7 +167,7 @@ def time_vs_size(t: Tables) -> plt.Figure:
 def speedup_vs_size(t: Tables) -> plt.Figure:
     df = t.cells
     return _lines_per_workload(
-        aggregate.speedups(df),
+        run_view.speedups(df, t.processes),
         "speedup",
         lambda d: f"speedup over CPU {d['baseline'].iloc[0]} (x)",
         "no baseline to compare with",

@@ -7,9 +7,9 @@ from typing import Any
 import pandas as pd
 
 from blockbench.judge import stopping, verdicts, wording
-from blockbench.judge.aggregate import CELL, PROCESS, cells, processes, speedups, write_table
+from blockbench.judge.aggregate import CELL, PROCESS, cells, processes, write_table
 from blockbench.judge.claim_rules import ClaimsFiles, Precision, read_claims
-from blockbench.judge.run_view import RunView
+from blockbench.judge.run_view import RunView, speedups
 from blockbench.judge.studies import read_studies
 from blockbench.present import claims_report, stops
 from blockbench.records.layout import KIT_MANIFEST
@@ -49,7 +49,7 @@ def build_tables(raw: list[str], out: Any, labels: Mapping[str, str] | None = No
     write_table(df, Path(out.csv))
     df.to_parquet(out.parquet, index=False)
     Path(out.md).write_text(df[READABLE].to_markdown(index=False, floatfmt=".4g") + "\n")
-    write_table(speedups(df), Path(out.speedups), Path(out.speedups_md))
+    write_table(speedups(df, proc), Path(out.speedups), Path(out.speedups_md))
     return df
 
 
