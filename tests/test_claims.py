@@ -661,7 +661,11 @@ def test_the_report_describes_the_interval_the_code_computes():
     assert "exact" not in claims_report.LEGEND.lower()
     for covers in ("this run's processes only", "this host's runs over the span", "pooled"):
         assert covers in claims_report.LEGEND
-    assert "97.5% one-sided" in claims_report.LEGEND and "m x 2.5%" in claims_report.LEGEND
+    assert (
+        "97.5% one-sided" in claims_report.LEGEND
+        and "5% for a `between` rule" in claims_report.LEGEND
+    )
+    assert "a bound that holds if the intervals cover 95%" in claims_report.LEGEND
     processes = [[1.0, 2.0, 3.0], [4.0], [2.0, 2.0]]
     cell = uncertainty.of_cell(processes)
     assert np.exp(cell.estimate) == pytest.approx((2.0 * 4.0 * 2.0) ** (1 / 3))

@@ -17,7 +17,7 @@ from hosts import ELSEWHERE_CPU, REFERENCE, run_elsewhere
 from tiny import TINY, workflow_copy
 
 from blockbench.errors import InputError
-from blockbench.judge import aggregate, part_result
+from blockbench.judge import aggregate, part_result, run_view
 from blockbench.judge.between_runs import StudyPart
 from blockbench.judge.studies import Kind, Study, study_path
 from blockbench.measure import cores, provenance
@@ -569,11 +569,12 @@ def test_an_interrupted_run_resumes_with_only_the_missing_cells(tiny_run, tmp_pa
 def test_merged_runs_keep_their_label_and_device_model(tmp_path):
     other = run_elsewhere(tmp_path / "other", "other-machine", subdir="cpu/selu")
     files = [*layout.raw_files(REFERENCE), *layout.raw_files(other)]
-    df = aggregate.measurements(files)
+    proc = aggregate.processes(files)
+    df = aggregate.cells(proc)
     assert set(df["run_label"]) == {"epyc-65b7fad", "other-machine"}
     assert df["device_label"].str.startswith("cpu (").all()
     assert set(df[df["run_label"] == "other-machine"]["device_model"]) == {ELSEWHERE_CPU}
-    sp = aggregate.speedups(df)
+    sp = run_view.speedups(df, proc)
     assert set(sp[sp["workload"] == "selu"]["run_label"]) == {"epyc-65b7fad", "other-machine"}
 
 
