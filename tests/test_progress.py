@@ -27,6 +27,9 @@ def test_the_time_left_is_the_models_scaled_by_this_invocations_pace():
     )
     slow = progress.line("x", "ok", 1.0, {**PLACE, "model_left_s": 700.0}, now=115.0, env=env)
     assert slow.endswith("about 6 min left")
+    # the last job: no time left, never a rounding error's "-0 s"
+    last = progress.line("x", "ok", 1.0, {**PLACE, "model_left_s": -1e-15}, now=115.0, env=env)
+    assert last.endswith("about 0 s left")
 
 
 def test_no_time_left_where_the_runs_start_is_unknown_or_nothing_was_measured_yet():

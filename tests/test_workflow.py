@@ -299,7 +299,7 @@ def test_each_finished_process_says_where_the_run_stands_in_terminal_and_log(tin
     """One line a process (blockbench.run.progress): its place in its stage, its cell, its
     status and time, and the time the plan's model leaves, scaled by this run's pace."""
     said = (tiny_run / "terminal.txt").read_text()
-    pattern = r"blockbench: \[(\d+)/(\d+)\] (cpu/\S+) process (\d+): (\w+) in [\d.]+ s; "
+    pattern = r"blockbench: \[(\d+)/(\d+)\] (\w+/\S+) process (\d+): (\w+) in [\d.]+ s; "
     lines = re.findall(pattern + r"(first stage|added rounds): about \d+ (?:s|min) left", said)
     records = layout.raw_files(tiny_run / "results/raw/tiny")
     assert len(lines) == len(records)

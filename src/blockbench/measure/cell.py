@@ -41,7 +41,7 @@ OOM_PATTERN = re.compile(
 )
 # Samples per process of a phase timed one call each (dispatch): its distribution has a
 # slow mode (a preempted Python thread) that 2-5 samples cannot show. Fewer where the calls
-# wait long for their result in between (sampling.SINGLE_CALL_WALL_S).
+# wait long for their result in between (records.spec.SINGLE_CALL_WALL_S).
 SINGLE_CALL_SAMPLES = 30
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from blockbench.measure.disturbance import Disturbance, Probe, between, combine
 from blockbench.measure.stats import excluded, relative_ci_halfwidth
-from blockbench.records.spec import StopRule
+from blockbench.records.spec import SINGLE_CALL_WALL_S, StopRule
 
 clock = time.perf_counter
 
@@ -93,8 +93,6 @@ LONG = "long_sample"  # one clean sample of a call that takes seconds stands for
 EXTRA_FOR_DISTURBED = 3
 
 
-# Wall time per process within which a single-call phase takes its raised floor of samples.
-SINGLE_CALL_WALL_S = 0.5
 SINGLE_CALL_WARMUPS = 3
 # A single-call phase (dispatch) reads the kernel's counters once per this many samples,
 # around the group, with one untimed call after the reading: reading them around every

@@ -57,6 +57,11 @@ EXIT_BAD_CELL = 64  # EX_USAGE: the request itself is wrong, nothing was measure
 EXIT_WRONG_HOST = 69  # EX_UNAVAILABLE: not the run's kind of host, nothing was measured
 
 
+# Wall time per process within which a single-call phase takes its raised floor of samples
+# (blockbench.measure.sampling); the run plan's time model reads it too.
+SINGLE_CALL_WALL_S = 0.5
+
+
 @dataclass(frozen=True)
 class StopRule:
     """When a phase has been sampled enough (the nvbench / pyperf idea, on the median's CI).

@@ -15,9 +15,8 @@ from dataclasses import asdict
 from typing import Any
 
 from blockbench.judge.claim_rules import side_terms
-from blockbench.measure.sampling import SINGLE_CALL_WALL_S
 from blockbench.records.params import MeasureParams
-from blockbench.records.spec import StopRule
+from blockbench.records.spec import SINGLE_CALL_WALL_S, StopRule
 from blockbench.run import progress, run_order
 from blockbench.run.grid import ACCELERATORS, Cell
 from blockbench.run.run_plan import Job, RunPlan
@@ -105,7 +104,7 @@ def places(
         left -= seconds
         if job.path(run_label) not in existing:
             done += seconds
-        out[job] = asdict(progress.Place(stage, i + 1, len(jobs), done, left))
+        out[job] = asdict(progress.Place(stage, i + 1, len(jobs), done, max(left, 0.0)))
     return out
 
 

@@ -50,5 +50,5 @@ def line(
     if started is None or place["model_done_s"] <= 0:
         return text
     elapsed = (time.time() if now is None else now) - float(started)
-    left = place["model_left_s"] * elapsed / place["model_done_s"]
+    left = max(0.0, place["model_left_s"] * elapsed / place["model_done_s"])
     return text + f"; {place['stage']}: about {minutes(left)} left"
