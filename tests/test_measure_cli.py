@@ -210,6 +210,23 @@ def test_schema_rejects_a_record_that_breaks_the_contract(measure_cli):
             validate(broken)
 
 
+def test_a_cells_first_process_is_checked_as_written_and_every_record_where_it_is_read(
+    measure_cli, tmp_path
+):
+    """The parent checks process 0 of a cell against the schema as it writes it (a record's
+    shape is its cell's code path); a later process is written unchecked and says so, and
+    a reader refuses it all the same if it breaks the schema, naming the file."""
+    cell = ("--device", "cpu", "--workload", "selu", "--impl", "numpy", "--size", "100")
+    _, first, _ = measure_cli(*cell, "--repeat", "0", name="0.json")
+    _, later, _ = measure_cli(*cell, "--repeat", "1", name="1.json")
+    assert first["provenance"]["config"]["schema_validated"] is True
+    assert later["provenance"]["config"]["schema_validated"] is False
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps({**later, "status": "fine"}))
+    with pytest.raises(aggregate.ResultFileError, match=r"broken\.json"):
+        aggregate.read_record(broken)
+
+
 def test_the_measurement_schema_is_a_valid_json_schema():
     """Checked here, not in every measurement job (store._validator)."""
     jsonschema.validators.validator_for(schema()).check_schema(schema())

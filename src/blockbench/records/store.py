@@ -28,8 +28,9 @@ class SchemaError(ValueError):
 @cache
 def can_validate() -> bool:
     """Whether jsonschema is installed. The GPU machine's image has none: there a record is
-    written unvalidated and says so (`provenance.config.schema_validated`); the kit's
-    `--unpack` validates every record at home before any table is built."""
+    written unvalidated and says so (`provenance.config.schema_validated`, which a cell's
+    later processes also say: blockbench.measure.parent checks its first); the kit's
+    `--unpack`, like every reader, validates every record before any table is built."""
     try:
         import jsonschema  # noqa: F401 (the validator imports it again, from the cache)
     except ImportError:
