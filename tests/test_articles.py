@@ -265,6 +265,20 @@ def test_a_time_axis_within_one_decade_labels_each_tick_with_its_own_value():
     assert {"0.0095", "0.01", "0.011"} <= set(shown)
 
 
+def test_a_size_axis_within_one_decade_labels_its_sizes():
+    """The stencil's speedups stand at 12 and 64 rows: no power of ten between them, so the
+    panel names its sizes instead of showing an axis without a number."""
+    proc = pd.DataFrame(
+        [p for impl in ("loop", "scan") for size in (12, 64) for p in row(impl, size)]
+    ).assign(workload="stencil", device_label="cpu (a test CPU)", blas_kernel=None)
+    tables = figures.Tables(cells(proc), proc, pd.DataFrame(), articles.Articles({}))
+    fig = figures.speedup_vs_size(tables)
+    fig.canvas.draw()
+    shown = [t.get_text() for t in fig.axes[0].get_xticklabels() if t.get_text()]
+    plt.close(fig)
+    assert shown == ["12", "64"]
+
+
 def test_a_numpy_line_names_the_blas_kernel_it_ran(tmp_path):
     """Which kernel OpenBLAS ran moved C1 by 1.8x on one VM: the legend of the time and
     speedup figures says it beside NumPy's BLAS cells, and only there."""

@@ -116,6 +116,9 @@ def _lines_per_workload(
         ax.set(xscale="log", yscale="log", title=workload, ylabel=ylabel(d))
         ax.set_xlabel(WORKLOADS[workload].size_meaning)
         ax.xaxis.set_minor_formatter(NullFormatter())  # 2x10^1, 3x10^1... overlap
+        sizes = sorted(d["size"].unique())
+        if math.floor(math.log10(sizes[0])) == math.floor(math.log10(sizes[-1])):
+            ax.set_xticks(sizes, [str(s) for s in sizes])  # no power of ten inside: its sizes
         # plain numbers (0.5, 1, 2), and minor ticks labelled where a panel spans < 1 decade
         ax.yaxis.set_major_formatter(TickValues())
         ax.yaxis.set_minor_formatter(TickValues(labelOnlyBase=False, minor_thresholds=(1, 0.4)))
