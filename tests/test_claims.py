@@ -803,6 +803,7 @@ def test_claims_md_says_where_a_runs_measuring_time_went():
     for i, job in enumerate(jobs):  # 2 s each, 3 s apart; the lone grad cell 1 s
         job.update(started_at=3.0 * i, finished_at=3.0 * i + (1 if job in grad else 2))
         job.update(first_rounds=3 if job in stencil else 1, loops=2)
+        job.update(time_timed=sum(job["samples_s"]) * 2)  # records.timeline.timed_s
     proc = pd.DataFrame(jobs)
     said = claims_report.time_spent(proc)
     timed = sum(sum(j["samples_s"]) * 2 for j in jobs)
@@ -813,6 +814,7 @@ def test_claims_md_says_where_a_runs_measuring_time_went():
         "stencil at 12 (2 processes, 4 s)."
     )
     unrun = {**grad[0], "workload": "selu", "samples_s": None, "loops": None, "status": "failed"}
+    unrun["time_timed"] = 0.0
     with_unrun = pd.DataFrame([*jobs, {**unrun, "started_at": 15.0, "finished_at": 15.5}])
     assert claims_report.time_spent(with_unrun).startswith("Time: 7 worker processes")
     # a record from before rounds on demand says no first stage (0): all of it is one

@@ -309,8 +309,7 @@ def time_spent(processes: pd.DataFrame) -> str:
     first_rounds = jobs["first_rounds"].where(jobs["first_rounds"] > 0)  # 0: not recorded
     added = jobs[jobs["repeat"] >= first_rounds.fillna(jobs["repeat"] + 1)]
     first = jobs.drop(added.index)
-    sampled = processes["samples_s"].map(lambda s: 0.0 if s is None else float(sum(s)))
-    timed = (sampled * processes["loops"]).sum()  # a cell that did not run has no samples
+    timed = jobs["time_timed"].sum()  # records.timeline: a cell that did not run has none
     span = jobs["finished_at"].max() - jobs["started_at"].min()
     text = (
         f"Time: {len(jobs)} worker processes measured for {span:.0f} s ({timed:.0f} s of it, "
@@ -412,9 +411,9 @@ def to_markdown(
         lines += [*_markdown_table(_pooled_rows(table, runs, rows, "`")), ""]
     for run_label, runs in table.groupby("run_label", sort=True):
         lines += [f"## Run `{run_label}`{_release(runs)}", ""]
-        if processes is not None and (processes["run_label"] == run_label).any():
-            mine = processes[processes["run_label"] == run_label]
-            said = (measured_on(mine), handoffs(mine))
+        procs = processes[processes["run_label"] == run_label] if processes is not None else None
+        if procs is not None and not procs.empty:
+            said = (measured_on(procs), handoffs(procs))
             lines += [line for text in said if text for line in (text, "")]
         lines += [*_between(runs), *_verdicts(runs)]
         lines.append("")
@@ -423,9 +422,8 @@ def to_markdown(
         if "stopped" in mine and mine["stopped"].notna().any():
             lines += [ROUNDS, ""]
         lines += [*_parts(mine), ""]
-        mine = processes[processes["run_label"] == run_label] if processes is not None else None
-        if mine is not None and not mine.empty:
-            spent, table = time_spent(mine), time_table(mine)
+        if procs is not None and not procs.empty:
+            spent, table = time_spent(procs), time_table(procs)
             lines += ["### Where the measuring time went", "", spent, "", *table, ""]
         warned = runs[runs["warnings"].fillna("") != ""]
         if not warned.empty:

@@ -52,8 +52,8 @@ def components(timeline: Mapping[str, float], timed: float) -> dict[str, float |
     timed out, crashed, or was recorded before the stamp was kept)."""
     out: dict[str, float | None] = {}
     for key, (_, spans) in COMPONENTS.items():
-        if key == "timed":
-            out[key] = timed if "sampled" in timeline else None
+        if key == "timed":  # from the samples themselves: a timed-out process's too
+            out[key] = timed
             continue
         if not all(a in timeline and b in timeline for a, b in spans):
             out[key] = None
