@@ -15,7 +15,6 @@ bootstrap CI of the cell estimate with 1, 2, 3, 5 and all processes: what `repea
 import argparse
 import math
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -27,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from blockbench.judge import uncertainty  # noqa: E402
+from blockbench.measure import parent  # noqa: E402
 from blockbench.records.spec import per_process  # noqa: E402
 from blockbench.records.store import read_json  # noqa: E402
 
@@ -42,12 +42,14 @@ CELLS = [
 def measure(cell: tuple[str, str, int], repeat: int, out: Path, sampling: dict) -> dict:
     workload, impl, size = cell
     args = [f"--{k.replace('_', '-')}={v}" for k, v in sampling.items()]
-    cmd = [
-        sys.executable, str(ROOT / "scripts/measure.py"), "--device", "cpu",
-        "--workload", workload, "--impl", impl, "--size", str(size), "--phases", "steady",
-        "--repeat", str(repeat), "--out", str(out), *args,
+    argv = [
+        "--device", "cpu", "--workload", workload, "--impl", impl, "--size", str(size),
+        "--phases", "steady", "--repeat", str(repeat), "--out", str(out), *args,
     ]  # fmt: skip
-    subprocess.run(cmd, check=True, capture_output=True)
+    # `blockbench measure`, called in this process as the GPU kit calls it: its worker is a
+    # process of its own
+    if parent.main(argv) != 0:
+        sys.exit(f"not measured: cpu/{workload}/{impl}/{size}")
     return read_json(out)
 
 

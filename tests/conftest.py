@@ -57,8 +57,9 @@ FAST = ["--min-samples", "5", "--min-time-s", "0.02", "--max-time-s", "0.1"]
 def run_measure(
     out: Path, *args: str, env: dict[str, str] | None = None, lock: Path | None = None
 ) -> tuple[int, dict[str, Any] | None, str]:
-    """Run scripts/measure.py; return (exit code, validated JSON or None, stderr)."""
-    cmd = [sys.executable, str(ROOT / "scripts" / "measure.py"), "--out", str(out), *FAST, *args]
+    """Run `blockbench measure` in a process of its own; return (exit code, validated JSON or
+    None, stderr)."""
+    cmd = [sys.executable, "-m", "blockbench", "measure", "--out", str(out), *FAST, *args]
     if lock is not None:
         cmd += ["--lock", str(lock)]
     proc = subprocess.run(

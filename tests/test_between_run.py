@@ -321,21 +321,28 @@ def test_a_study_of_the_kind_judges_each_run_and_one_of_another_method_does_not(
 
 def test_claims_md_states_a_confidence_on_a_steady_host_and_says_why_not_on_a_two_speed_one():
     """The run's own core-speed readings (faked here, each way) decide whether its verdict
-    states a bound: on a two-speed host one run's intervals covered 49-84%."""
+    states a bound: on a two-speed host one run's intervals covered 49-84%. The reason is
+    the run's, so claims.md and the report say it once, not in every verdict."""
     from blockbench.present import claims_report
 
+    both = [CLAIM, {**CLAIM, "id": "Z2", "slug": "z2"}]
     cells, procs = runs_of(("EPYC",), ([3.0, 3.2, 2.9],))
-    table, parts = verdicts.judge(cells, procs, [CLAIM])
+    table, parts = verdicts.judge(cells, procs, both)
     assert table["confidence"].iloc[0] == ">=97.5%"
-    text = claims_report.to_markdown(table, parts, [CLAIM])
-    assert "**reproduced** (>=97.5%)" in text
+    text = claims_report.to_markdown(table, parts, both)
+    assert text.count("**reproduced** (>=97.5%)") == 2 and "no confidence stated" not in text
     slow = [{"core": 1, "call_s": 1.4e-3, "cpu_share": 1.0}] * 3
     procs["core_windows"] = [WINDOWS + slow] * len(procs)
-    table, parts = verdicts.judge(cells, procs, [CLAIM])
+    table, parts = verdicts.judge(cells, procs, both)
     assert table["verdict"].iloc[0] == "reproduced"
     assert table["confidence"].iloc[0].startswith("no confidence stated: the run's cores read as")
-    text = claims_report.to_markdown(table, parts, [CLAIM])
-    assert "**reproduced** (no confidence stated: the run's cores read as two-speed" in text
+    why = "no confidence stated: the run's cores read as two-speed"
+    for text in (
+        claims_report.to_markdown(table, parts, both),
+        claims_report.to_rst(table, parts),
+    ):
+        assert text.count("**reproduced** (no confidence stated)") == 2
+        assert text.count(why) == 1
 
 
 def test_runs_on_different_hardware_are_never_pooled() -> None:

@@ -17,7 +17,7 @@ import scipy.special
 import scipy.stats
 import yaml
 
-from blockbench.judge import claim_rules, run_view, uncertainty, verdicts
+from blockbench.judge import claim_rules, run_view, uncertainty, verdicts, wording
 from blockbench.judge.aggregate import cells, measurements, processes
 from blockbench.present import claims_report, figures
 from blockbench.records import timeline
@@ -196,6 +196,79 @@ def test_a_part_measured_at_another_size_cannot_refute_the_claim():
     assert "measured at 200 (article 5000)" in markdown and "fails (indicative)" in markdown
     # holding off the article's setup does not reproduce it either
     assert judge(SIZES[:2], ratio_part(size=5000))["verdict"] == "inconclusive"
+
+
+def _verdict_table(markdown: str) -> list[list[str]]:
+    """The cells of the first run's verdict table in claims.md, its header first."""
+    run = markdown.split("\n## Run ", 1)[1].split("\n### ", 1)[0]
+    lines = [x for x in run.splitlines() if x.startswith("|") and not set(x) <= set("|:- ")]
+    return [[c.strip() for c in x.strip("|").split("|")] for x in lines]
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        "results/claims.md",
+        "results/regenerated/run/results/claims.md",
+        "results/reference/xeon-m207-2cpu/run/claims.md",
+    ],
+)
+def test_claims_md_opens_on_six_lines_of_legend_that_link_the_statistics(written):
+    """A reader reads the legend before the first table: at most six source lines of at most
+    100 characters that name each outcome and verdict and link docs/statistics.md from where
+    claims.md lies (a committed reference keeps a rebuilt run's claims.md)."""
+    legend = claims_report.legend(claims_report.docs_from(ROOT / written))
+    assert 1 <= len(legend) <= 6 and max(map(len, legend)) <= 100, legend
+    said = " ".join(legend)
+    for word in ("holds", "fails", "inconclusive", "reproduced", "not_reproduced", "not_run"):
+        assert f"**{word}**" in said
+    assert "[95% CI]" in said and "a bound if the intervals cover 95%" in said
+    target = said.split("](", 1)[1].split(")", 1)[0]
+    assert (ROOT / written).parent.joinpath(target).resolve() == ROOT / "docs/statistics.md"
+    _, _, markdown = judged(SIZES, ratio_part(size=100))
+    assert markdown.split("\n## ", 1)[0].strip().splitlines()[2:] == claims_report.legend()
+
+
+def test_the_verdict_table_has_seven_columns_and_its_notes_lie_beneath():
+    """A verdict table a screen wide: at most seven columns; what decided a claim, too long
+    for a column, is listed under the table, a claim a line."""
+    table, _, markdown = judged(SIZES, ratio_part(size=5000))
+    header, *rows = _verdict_table(markdown)
+    assert len(header) <= 7 and "note" not in header, header
+    assert len(rows) == 1 and len(rows[0]) == len(header)
+    note = table.iloc[0]["note"]
+    assert "measured at 200 (article 5000)" in note and all(note not in cell for cell in rows[0])
+    assert f"\n- **X1**: {note}\n" in markdown
+
+
+def test_a_claim_not_run_says_in_words_that_its_measured_part_holds():
+    """A claim whose CPU part holds and whose GPU part could not run: its verdict says what
+    ran, and the part's value is not shown as the claim's; the notes give it, and why the
+    rest did not run. The report's table reads the same."""
+    rows = [
+        row("numpy", 100),
+        row("jax", 100, median=2.0, spread=0.02, process_spread=0.05),
+        row(
+            "jax",
+            100,
+            device="gpu",
+            status="unavailable",
+            phase=None,
+            reason="no gpu device: JAX sees only cpu:0 (cpu)",
+        ),
+    ]
+    gpu = {"device": "gpu", "workload": "matmul", "impl": "jax"}
+    table, parts, markdown = judged(
+        rows, ratio_part(size=100), ratio_part(name="GPU / NumPy", size=100, num=gpu)
+    )
+    assert table.iloc[0]["verdict"] == "not_run" and pd.notna(table.iloc[0]["measured"])
+    held = wording.value_ci(*parts.iloc[0][["measured", "ci_low", "ci_high"]])
+    _, (_, verdict, measured, *_) = _verdict_table(markdown)
+    assert verdict == "**not_run** (1 of 2 parts ran: it holds)" and measured == ""
+    said = f"`jax / numpy`: {held}, holds; not run: `GPU / NumPy` (matmul/jax on gpu is unavailable"
+    assert f"\n- **X1**: {said}" in markdown
+    rst = claims_report.to_rst(table, parts)
+    assert "**not_run** (1 of 2 parts ran: it holds)" in rst and held not in rst
 
 
 def test_a_failure_at_the_articles_setup_refutes_whatever_else_is_indicative():
@@ -442,7 +515,7 @@ def test_a_ratio_has_one_value_in_the_speedups_table_and_in_every_claim_that_rea
     """Every claim part that divides two cells' steady times, one of them its workload's
     baseline, reads the value the speedups table (and its figure) shows for that pair: paired
     over the rounds both share where a block measured them, in both places."""
-    files = raw_files(ROOT / "results/reference/xeon-m207-2cpu/run/raw/v10-2002")
+    files = raw_files(ROOT / "results/reference/xeon-m207-2cpu/run/raw/v10-0437")
     proc = processes(files)
     df = cells(proc)
     claims = claim_rules.read_claims(ROOT / "config/claims/articles")
@@ -603,14 +676,14 @@ def test_runs_on_the_same_hardware_that_differ_beyond_their_cis_say_so():
 
     part = ratio_part(size=5000)
     same = run("monday", 2.0) + run("tuesday", 2.6)  # both hold > 1.5, 30% apart
-    table, _, markdown = judged([same], part)
+    table, parts, markdown = judged([same], part)
     notes = table.set_index("run_label")["other_runs"]
     assert "run tuesday on the same hardware measured 2.6" in notes["monday"]
     assert "one run's value lies outside the other's CI" in notes["monday"]
     assert "run monday" in notes["tuesday"]
     assert "Other runs on the same hardware" in markdown
-    assert "Other runs on the same hardware" not in claims_report.to_rst(table[:0])
-    assert "quote the claim from both" in claims_report.to_rst(table, first="monday")
+    assert "Other runs on the same hardware" not in claims_report.to_rst(table[:0], parts)
+    assert "quote the claim from both" in claims_report.to_rst(table, parts, first="monday")
     # the same two values on different machines, or two runs that agree: nothing to say
     apart, _, _ = judged([run("monday", 2.0) + run("tuesday", 2.6, model="epyc")], part)
     agree, _, _ = judged([run("monday", 2.0) + run("tuesday", 2.0)], part)
@@ -650,22 +723,24 @@ def test_a_part_lists_only_the_warnings_of_the_phases_it_uses_each_kind_once():
 
 
 def test_the_report_describes_the_interval_the_code_computes():
-    """The legend's sentence is the module's own, and the code does what it says: the
-    geometric mean of process medians, the t interval on the logs with R - 1 df, and for a
-    sum of terms the quantile of the sum (checked against many draws), named for what it
-    is (a fiducial interval), never called exact; and the legend says what each interval
-    covers and each verdict's confidence."""
-    assert uncertainty.METHOD in claims_report.LEGEND
+    """The report's sentence on the method is the module's own, and the code does what it
+    says: the geometric mean of process medians, the t interval on the logs with R - 1 df,
+    and for a sum of terms the quantile of the sum (checked against many draws), named for
+    what it is (a fiducial interval), never called exact; and the report says what each
+    interval covers and each verdict's confidence."""
+    _, _, markdown = judged(SIZES, ratio_part(size=100))
+    assert claims_report.COMPUTED in markdown
+    assert uncertainty.METHOD in claims_report.COMPUTED
     assert "Student t interval on the logs" in uncertainty.METHOD
     assert "Behrens-Fisher fiducial interval" in uncertainty.METHOD
-    assert "exact" not in claims_report.LEGEND.lower()
+    assert "exact" not in claims_report.COMPUTED.lower()
     for covers in ("this run's processes only", "this host's runs over the span", "pooled"):
-        assert covers in claims_report.LEGEND
+        assert covers in claims_report.COMPUTED
     assert (
-        "97.5% one-sided" in claims_report.LEGEND
-        and "5% for a `between` rule" in claims_report.LEGEND
+        "97.5% one-sided" in claims_report.COMPUTED
+        and "5% for a `between` rule" in claims_report.COMPUTED
     )
-    assert "a bound that holds if the intervals cover 95%" in claims_report.LEGEND
+    assert "a bound that holds if the intervals cover 95%" in claims_report.COMPUTED
     processes = [[1.0, 2.0, 3.0], [4.0], [2.0, 2.0]]
     cell = uncertainty.of_cell(processes)
     assert np.exp(cell.estimate) == pytest.approx((2.0 * 4.0 * 2.0) ** (1 / 3))

@@ -160,7 +160,7 @@ def test_a_core_at_half_speed_part_of_the_time_is_told_from_a_steady_one():
 
 
 def test_the_probe_and_a_runs_readings_judge_the_same_windows_alike():
-    """One rule for benchmarks/core_speed.py and the claims stage: the probe of 2026-11-25
+    """One rule for `blockbench core-speed` and the claims stage: the probe of 2026-11-25
     (3 of 34 windows slow at 1.65x on one core) said "every core kept its speed" by a looser
     rule of its own while every run's readings said two-speed."""
     from blockbench.measure.core_speed import Window, classify, describe, summarize, verdict
@@ -300,18 +300,9 @@ def test_the_hand_off_line_gives_its_fast_round_trip_and_its_slow_windows():
 
 @pytest.mark.serial
 def test_the_core_speed_tool_prints_a_line_per_core_and_a_conclusion():
-    tool = Path(__file__).resolve().parents[1] / "benchmarks" / "core_speed.py"
+    short = ["--seconds", "0.2", "--window-s", "0.02", "--handoff-s", "0.05"]
     out = subprocess.run(
-        [
-            sys.executable,
-            str(tool),
-            "--seconds",
-            "0.2",
-            "--window-s",
-            "0.02",
-            "--handoff-s",
-            "0.05",
-        ],
+        [sys.executable, "-m", "blockbench", "core-speed", *short],
         capture_output=True,
         text=True,
         check=True,

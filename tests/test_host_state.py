@@ -18,6 +18,9 @@ from blockbench.measure import host_state
 from blockbench.records import layout
 from blockbench.run import stages
 
+# the check a user runs before measuring, in a fresh process as they run it
+HOST_CHECK = [sys.executable, "-m", "blockbench", "host-check"]
+
 
 def fake_sys(
     root: Path,
@@ -108,9 +111,7 @@ def test_governors_of_every_core_the_cell_may_use_and_their_summary(tmp_path):
 
 def test_the_check_before_measuring_runs_on_this_machine():
     """One screen: what the kernel exposes here, or that it exposes nothing."""
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "scripts/host_check.py")], capture_output=True, text=True
-    )
+    done = subprocess.run(HOST_CHECK, capture_output=True, text=True)
     shown = done.stdout
     assert shown.startswith("CPU: ") and "power: " in shown and "governors: " in shown
     warned = "host state:" in shown or "NumPy's BLAS:" in shown
@@ -123,12 +124,11 @@ def test_the_check_before_measuring_says_whether_the_environment_chose_numpys_ke
     bare = {
         k: v for k, v in os.environ.items() if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
     }
-    check = [sys.executable, str(ROOT / "scripts/host_check.py")]
     forced = subprocess.run(
-        check, capture_output=True, text=True, env={**bare, "OPENBLAS_CORETYPE": "Prescott"}
+        HOST_CHECK, capture_output=True, text=True, env={**bare, "OPENBLAS_CORETYPE": "Prescott"}
     )
     assert forced.returncode == 1 and "because OPENBLAS_CORETYPE=Prescott is set" in forced.stdout
-    chosen = subprocess.run(check, capture_output=True, text=True, env=bare)
+    chosen = subprocess.run(HOST_CHECK, capture_output=True, text=True, env=bare)
     assert "NumPy's BLAS picks its own kernel" in chosen.stdout
 
 

@@ -28,7 +28,6 @@ from blockbench.records.store import SchemaError, schema, validate, write_json_a
 from blockbench.workloads import registry
 
 WORKER = "blockbench.measure.worker"
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.serial
@@ -298,11 +297,11 @@ def test_a_thread_request_the_host_cannot_grant_is_flagged(measure_cli):
 
 
 def test_a_killed_cell_leaves_no_worker_measuring_without_the_lock(tmp_path):
-    """kill -9 of measure.py: its worker (in its own session, for the budget's killpg) must
-    not measure on while the next cell takes the host lock."""
+    """kill -9 of `blockbench measure`: its worker (in its own session, for the budget's
+    killpg) must not measure on while the next cell takes the host lock."""
     lock = tmp_path / "lock"
     cmd = [
-        sys.executable, str(ROOT / "scripts/measure.py"), "--out", str(tmp_path / "c.json"),
+        sys.executable, "-m", "blockbench", "measure", "--out", str(tmp_path / "c.json"),
         "--device", "cpu", "--workload", "stencil", "--impl", "loop_jit", "--size", "16",
         "--lock", str(lock),
     ]  # fmt: skip

@@ -1,4 +1,4 @@
-"""blockbench as a module of another workflow: the README's lines, its own config and
+"""blockbench as a module of another workflow: the lines docs/module.md gives, its own config and
 run_label, every result under the host's directory and nothing in blockbench's."""
 
 import json
@@ -30,7 +30,7 @@ GRID = {
     "devices": ["cpu"],
     "workloads": [w for w in TINY["workloads"] if w["name"] == "selu"],
 }
-# What the host adds after the README's lines: its own target and a rule of its own that
+# What the host adds after those lines: its own target and a rule of its own that
 # reads a blockbench output, and the onstart line a host that submits to SLURM needs.
 HOST_RULES = """
 
@@ -55,11 +55,10 @@ onstart:
 """
 
 
-def readme_module_block() -> str:
-    """The module lines of the README's "Using blockbench from another workflow"."""
-    text = (ROOT / "README.md").read_text()
-    section = text.split("## Using blockbench from another workflow", 1)[1]
-    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
+def module_block() -> str:
+    """The module lines docs/module.md gives first."""
+    text = (ROOT / "docs/module.md").read_text()
+    return re.search(r"```python\n(.*?)```", text, re.S).group(1)
 
 
 def blockbench_copy(path: Path) -> Path:
@@ -87,7 +86,7 @@ def test_a_host_workflow_runs_the_tiny_grid_through_the_readmes_module_lines(tmp
     checkout = blockbench_copy(tmp_path / "blockbench")
     host = tmp_path / "host"
     (host / "config").mkdir(parents=True)
-    block = readme_module_block()
+    block = module_block()
     assert 'config["blockbench"]' in block and "use rule * from blockbench as bb_*" in block
     snakefile = block.replace("/path/to/blockbench", str(checkout))
     (host / "Snakefile").write_text(snakefile + HOST_RULES)

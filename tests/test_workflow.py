@@ -648,10 +648,14 @@ def test_a_run_is_rebuilt_from_its_raw_json_without_measuring(tiny_run, tmp_path
     own = {**TINY, "between_run": "no-studies"}
     (tmp_path / "own.yaml").write_text(yaml.safe_dump(own))
     out = tmp_path / "rebuilt"
+    # what an earlier rebuild left: judged by older code, or another run's records
+    (out / "results/raw/other").mkdir(parents=True)
+    (out / "results/claims.csv").write_text("run_label,claim_id\nstale,A1\n")
     assert (
         regenerate.main([str(run), "--out", str(out), "--configfile", str(tmp_path / "own.yaml")])
         == 0
     )
+    assert not (out / "results/raw/other").exists()
     assert not (out / "logs/measure").exists()  # no measure job ran
     rebuilt = pd.read_csv(out / "results/claims.csv").set_index("claim_id")
     before = pd.read_csv(tiny_run / "results/claims.csv")

@@ -1,6 +1,7 @@
 # One job per grid cell and worker process (`repeats` of them). `measure_host` is a global
-# resource limited to 1 by the default profile, and scripts/measure.py also takes a host-wide
-# lock, so no two measurements ever share a host's cores or its GPU, whatever --cores says.
+# resource limited to 1 by the default profile, and each job also takes a host-wide lock
+# (blockbench.measure.parent), so no two measurements ever share a host's cores or its GPU,
+# whatever --cores says.
 # Priority orders the run (blockbench.run.run_order): process 0 of every cell comes before process
 # 1 of any, so they see the machine at different minutes, and the cells a claim compares run
 # back to back in a shuffled order within each round (randomized interleaved blocks).

@@ -1,5 +1,5 @@
 """Snakemake job: measure one worker process of a grid cell with the run plan's settings (the
-function scripts/measure.py calls), then say where the run stands (blockbench.run.progress),
+function `blockbench measure` calls), then say where the run stands (blockbench.run.progress),
 in the job's log and on the terminal."""
 
 import sys

@@ -232,6 +232,11 @@ def with_study(r: PartResult, study: StudyPart | None) -> PartResult:
     return replace(r, ci_low=low, ci_high=high, outcome=decide(r.condition, low, high), study=study)
 
 
+# What a verdict says in place of a bound where the run's intervals may not cover 95%; the
+# report shortens a confidence to these words and says the reason once per run.
+NO_CONFIDENCE = "no confidence stated"
+
+
 def confidence(verdict_: str, parts: list[PartResult], unsupported: str = "") -> str:
     """A verdict's confidence: a bound that holds if each part's interval covers 95%, not
     the chance that the verdict is right. Each part's test of a one-sided rule errs at most
@@ -245,7 +250,7 @@ def confidence(verdict_: str, parts: list[PartResult], unsupported: str = "") ->
     if not tested or verdict_ not in (REPRODUCED, NOT_REPRODUCED):
         return ""
     if unsupported:
-        return f"no confidence stated: {unsupported}"
+        return f"{NO_CONFIDENCE}: {unsupported}"
     if verdict_ == REPRODUCED:
         return ">=97.5%"
     risk = sum(5.0 if region(p.condition).two_sided else 2.5 for p in tested)

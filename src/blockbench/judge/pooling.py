@@ -38,7 +38,7 @@ def pool_values(
     """Runs' own (Spread on the analysis scale, processes) pooled; the estimate and bounds
     come back on the natural scale. None where fewer than two runs have an interval. The one
     place where runs are pooled: the claims, the article figures and
-    benchmarks/compare_runs.py all call it."""
+    `blockbench compare` all call it."""
     usable = [(s, n) for s, n in runs if s is not None and s.terms]
     if len(usable) < 2:
         return None

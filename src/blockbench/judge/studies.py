@@ -1,7 +1,7 @@
 """Between-run studies on disk: which kind of machine a run measured on, and each claim
 part's values in the study's runs for that kind (config/between_run/*.yaml).
 
-A study is written by benchmarks/between_run_study.py from several runs of one grid on one
+A study is written by `blockbench study` from several runs of one grid on one
 host over a span of time, and is evidence of that host over that span (ISO 5725-3's
 intermediate precision of one host, not reproducibility across hosts). The claims stage
 applies it to a run of the same host (its `host_id`: the SLURM node's name or a hash of the
@@ -73,7 +73,7 @@ class Study:
     method: int = METHOD_VERSION  # the measuring and judging method that made its runs
     core_speed: str = UNKNOWN  # what its runs' readings said of the host (measure.core_speed)
     # the stopping rule its runs were measured under ('' : a fixed design); each part's
-    # `processes` is the median of the rounds its runs took (benchmarks/between_run_study.py)
+    # `processes` is the median of the rounds its runs took (`blockbench study`)
     design: str = ""
     # the kernel NumPy's BLAS ran in its runs ('OpenBLAS SkylakeX'; '': not recorded)
     blas: str = ""
@@ -167,7 +167,7 @@ class Study:
             "# Each claim part's value in several runs of one host (on the scale the part is\n"
             "# judged on: log of a ratio, or an exponent), with the processes behind each\n"
             "# value; written by\n"
-            "# benchmarks/between_run_study.py and read by the claims stage.\n"
+            "# `blockbench study` and read by the claims stage.\n"
         )
         return head + yaml.safe_dump(body, sort_keys=False, allow_unicode=True)
 

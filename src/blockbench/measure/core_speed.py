@@ -138,7 +138,7 @@ STEADY, TWO_SPEED, UNKNOWN = "steady", "two-speed", "unknown"
 
 def verdict(windows: Sequence[Window]) -> str:
     """`steady`, `two-speed` or `unknown` (no window on its core): one rule for the probe
-    (benchmarks/core_speed.py) and for a run's readings together (`classify`), so that the
+    (`blockbench core-speed`) and for a run's readings together (`classify`), so that the
     tool and the claims stage never call the same host two things."""
     on_core = [w for w in windows if w.cpu_share >= ON_CORE]
     if not on_core:

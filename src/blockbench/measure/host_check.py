@@ -4,7 +4,7 @@
 
 A run's intervals describe the host it ran on; these say beforehand what in that host would
 slow the cells or NumPy's BLAS, and whether its cores run at one speed. Both print and return
-an exit status, so the command line and the scripts that wrap them share one body.
+the command's exit status.
 """
 
 import argparse
@@ -29,7 +29,7 @@ def state_check(argv: list[str] | None = None) -> int:
     facts = {"env": provenance.environment(), "blas": provenance.blas()}
     forced = provenance.blas_warnings(facts, blas_cell=True)
     print(*(forced or ["NumPy's BLAS picks its own kernel"]), sep="\n")
-    print("whether the cores keep their speed: python3 benchmarks/core_speed.py")
+    print("whether the cores keep their speed: blockbench core-speed")
     return 1 if host_state.speed_warnings(state) or forced else 0
 
 

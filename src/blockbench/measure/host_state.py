@@ -7,7 +7,7 @@ before and after its phases (`host_state`), and a state that changes speed becom
 its warnings, which the claims report shows beside the verdicts. Where the kernel exposes
 none of it (most VMs), every field is None and nothing is claimed.
 
-    python scripts/host_check.py    # the state now, on one screen, before measuring
+    blockbench host-check    # the state now, on one screen, before measuring
 """
 
 from collections.abc import Iterable
@@ -110,7 +110,7 @@ def speed_warnings(before: dict[str, Any], after: dict[str, Any] | None = None) 
 
 
 def describe(state: dict[str, Any]) -> list[str]:
-    """The state on one screen, what changes speed last (scripts/host_check.py prints it)."""
+    """The state on one screen, what changes speed last (`blockbench host-check` prints it)."""
     unknown = "not exposed here"
     boost_word = {None: unknown, True: "on", False: "off"}[state["boost"]]
     counts = state["throttle_counts"]

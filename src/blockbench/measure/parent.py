@@ -78,7 +78,7 @@ def lock_path(lock: Path | None, cluster_lock_dir: Path | None) -> Path:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """The cell, where its record goes, how this process runs, and the settings of
     MeasureParams (one flag each, from its fields)."""
-    p = argparse.ArgumentParser(prog="measure.py", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="blockbench measure", description=__doc__.splitlines()[0])
     p.add_argument("--device", required=True, choices=DEVICES)
     p.add_argument("--workload", required=True)
     p.add_argument("--impl", required=True)
@@ -262,8 +262,8 @@ def cell_loops(out: Path, repeat: int) -> dict[str, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The command line (scripts/measure.py, `blockbench measure`): its flags are the cell's
-    and MeasureParams' fields, parsed into the same record the workflow passes."""
+    """The command line (`blockbench measure`): its flags are the cell's and MeasureParams'
+    fields, parsed into the same record the workflow passes."""
     args = parse_args(argv)
     cell = {"device": args.device, "workload": args.workload, "impl": args.impl, "size": args.size}
     return measure(

@@ -41,7 +41,7 @@ def main(spec_path: str, result_path: str, partial_path: str) -> None:
     try:
         _, impl = lookup(spec.device, spec.workload, spec.impl, spec.size)
     except ValueError as exc:
-        print(f"measure.py: error: {exc}", file=sys.stderr)
+        print(f"blockbench measure: error: {exc}", file=sys.stderr)
         sys.exit(EXIT_BAD_CELL)
     if impl.style != "numpy":  # a NumPy cell never loads JAX
         jax_compat.disable_compilation_cache()

@@ -1,10 +1,14 @@
 """The claims report a reader opens first (results/claims.md): rendering only.
 
-Verdicts and parts come from blockbench.judge.claims; this module decides how they read: the
-verdict, the measured figure next to the article's, the setup it was measured at against
-the article's, and what to distrust (few samples, unequal threads).
+Verdicts and parts come from blockbench.judge.claims; this module decides how they read: a
+legend short enough to read before the table, the verdict, the measured figure next to the
+article's, the setup it was measured at against the article's, and what to distrust (few
+samples, unequal threads), with the method at the end and in docs/statistics.md.
 """
 
+import os
+import textwrap
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -12,31 +16,54 @@ import pandas as pd
 from blockbench.judge import stopping, uncertainty
 from blockbench.judge.aggregate import HOST_KIND, PROCESS
 from blockbench.judge.between_runs import MIN_UNSTUDIED
+from blockbench.judge.claim_rules import HOLDS
+from blockbench.judge.claims import NO_CONFIDENCE
+from blockbench.judge.part_result import NOT_RUN
 from blockbench.judge.wording import fmt, value_ci
 from blockbench.measure import core_speed
 from blockbench.present import stops
 from blockbench.records import timeline
 
-LEGEND = (
+# The checkout's documentation, which claims.md links to from wherever it is written.
+DOCS = Path(__file__).resolve().parents[3] / "docs"
+WIDTH = 100  # the legend's lines in the Markdown source, as a reader's editor shows them
+
+
+def docs_from(markdown: str | Path) -> str:
+    """The docs folder as a link from the folder `markdown` is written in: `../docs` from
+    results/claims.md. A committed reference copies a rebuilt run's claims.md, and
+    results/regenerated/run/results/ lies as deep as results/reference/<kind>/run/."""
+    return Path(os.path.relpath(DOCS, Path(markdown).resolve().parent)).as_posix()
+
+
+def legend(docs: str = "../docs") -> list[str]:
+    """What a reader needs to read the verdict tables, in at most six lines: the method and
+    what an interval rests on are at the end of the report and in docs/statistics.md."""
+    text = (
+        f"Each value is measured [95% CI] ([how]({docs}/statistics.md)); each run says what "
+        "its intervals cover. A part **holds** when its whole interval meets its rule, "
+        "**fails** when none of it does, and is **inconclusive** when it straddles the rule. "
+        "A claim is **reproduced** when every part holds at the article's setup, "
+        "**not_reproduced** when one fails there, **not_run** when one was not measured, and "
+        "**inconclusive** otherwise (undecided, or measured only at another size). Beside a "
+        "verdict, its confidence: a bound if the intervals cover 95%, not the chance it is right."
+    )
+    return textwrap.wrap(text, WIDTH, break_long_words=False, break_on_hyphens=False)
+
+
+COMPUTED = (
     f"Every value is shown with its 95% confidence interval: {uncertainty.METHOD}. Each run "
     "says what its intervals cover: this run's processes only (the spread between its worker "
     "processes on this host in this hour); or, where a between-run study of this host "
     "exists (made by this method), this host's runs over the span the study saw: the wider "
     "of the run's own interval and the study's runs' spread times a Student t on one df "
-    "fewer than the study's runs; or, pooled, the mean of the pooled runs. A part "
-    "**holds** when its whole interval satisfies its rule, **fails** when none of it does, "
-    "and is **inconclusive** when the interval straddles the rule: each part's test is "
-    "97.5% one-sided. A claim is **reproduced** when every part holds at the article's "
-    "setup, **not_reproduced** when a part fails at the article's setup, **not_run** when a "
-    "cell it needs was not measured (the reason is given), and **inconclusive** otherwise: "
-    "an undecided part, or a part measured only at another size than the article's (shown, "
-    "never decisive). The verdict to quote is the pooled one where runs are pooled, a run's "
-    "own otherwise. Beside a verdict, its confidence: a bound that holds if the intervals "
-    "cover 95%, not the chance that the verdict is right (reproduced: at least 97.5%; "
+    "fewer than the study's runs; or, pooled, the mean of the pooled runs. Each part's test "
+    "is 97.5% one-sided. A verdict's confidence is a bound that holds if the intervals cover "
+    "95%, not the chance that the verdict is right (reproduced: at least 97.5%; "
     "not_reproduced: 100% less each part's risk, 2.5% one-sided and 5% for a `between` rule, "
     "which can refuse a value on either side). It is stated only where the run's cores kept "
-    "their speed, or a between-run study or pooled runs judge it; elsewhere the verdict says "
-    "why it states none (`docs/statistics.md`)."
+    "their speed, or a between-run study or pooled runs judge it; elsewhere each run says why "
+    "it states none."
 )
 
 
@@ -51,29 +78,121 @@ def _cell(text: Any) -> str:
     )
 
 
-def _verdict(r: Any) -> str:
-    """'**reproduced** (>=97.5%)': a run's verdict with its confidence, where it has one."""
-    said = _cell(getattr(r, "confidence", None))
+def _of(parts: pd.DataFrame, r: Any) -> pd.DataFrame:
+    """The parts of claim row `r`, in its run."""
+    return parts[(parts["run_label"] == r.run_label) & (parts["claim_id"] == r.claim_id)]
+
+
+def _outcomes(parts: pd.DataFrame) -> list[str]:
+    """Each measured part's outcome, marked where it was measured off the article's size."""
+    ran = parts[parts["outcome"] != NOT_RUN]
+    return [
+        f"{o} (indicative)" if i else o
+        for o, i in zip(ran["outcome"], ran["indicative"], strict=True)
+    ]
+
+
+def _what_ran(parts: pd.DataFrame) -> str:
+    """A claim not run, in the words of its verdict cell: '1 of 3 parts ran: it holds', so
+    that a part's value does not read as the claim's ('' where nothing ran)."""
+    said = _outcomes(parts)
+    if not said:
+        return ""
+    ran = f"{len(said)} of {len(parts)} parts ran: "
+    if set(said) == {HOLDS}:
+        return ran + ("it holds" if len(said) == 1 else "all hold")
+    return ran + ", ".join(dict.fromkeys(said))
+
+
+def _confidence(said: Any) -> str:
+    """A confidence as a verdict cell says it: the bound, or only that none is stated (the
+    reason is the run's, said once under its table)."""
+    said = _cell(said)
+    return NO_CONFIDENCE if said.startswith(NO_CONFIDENCE) else said
+
+
+def _verdict(r: Any, parts: pd.DataFrame) -> str:
+    """'**reproduced** (>=97.5%)': a run's verdict with its confidence, where it has one, or
+    for a claim not run what of it ran; `parts`: the claim's parts in the run."""
+    said = _what_ran(parts) if r.verdict == NOT_RUN else _confidence(getattr(r, "confidence", ""))
     return f"**{r.verdict}**" + (f" ({said})" if said else "")
 
 
-def _verdicts(runs: pd.DataFrame) -> list[str]:
-    head = "claim, verdict, measured [95% CI], article, what is compared, rule, setup, device, note"
+def _value(r: Any) -> str:
+    """A claim's value with its interval; none for a claim not run (its parts that ran are
+    said in words)."""
+    return "" if r.verdict == NOT_RUN else value_ci(r.measured, r.ci_low, r.ci_high)
+
+
+def _rule(r: Any) -> str:
+    """What decides a claim: its first part and that part's rule."""
+    rule = _cell(r.condition)
+    return _cell(r.metric) + (f" ({rule})" if rule else "")
+
+
+def _on(r: Any) -> str:
+    """Where a claim was measured, without the trademarks: 'cpu: Intel Xeon Processor'."""
+    on = _cell(r.device_model) or _cell(r.device)
+    return on.replace("(R)", "").replace("(TM)", "")
+
+
+def _verdicts(runs: pd.DataFrame, parts: pd.DataFrame) -> list[str]:
+    head = "claim, verdict, measured [95% CI], article, what decides it (rule), setup, measured on"
     rows = [
         [
             f"{r.claim_id} `{r.slug}`",
-            _verdict(r),
-            value_ci(r.measured, r.ci_low, r.ci_high),
+            _verdict(r, _of(parts, r)),
+            _value(r),
             fmt(r.article),
-            r.metric,
-            r.condition,
+            _rule(r),
             r.setup,
-            r.device_model or r.device,
-            r.note,
+            _on(r),
         ]
         for r in runs.itertuples()
     ]
     return _markdown_table([head.split(", "), *rows])
+
+
+def _unstated(runs: pd.DataFrame) -> list[str]:
+    """Why a run states no confidence beside its verdicts, said once under its table."""
+    if "confidence" not in runs:
+        return []
+    prefix = f"{NO_CONFIDENCE}: "
+    said = sorted(
+        {c.removeprefix(prefix) for c in runs["confidence"].dropna() if c.startswith(prefix)}
+    )
+    return [f"Beside this run's verdicts, {prefix}{'; '.join(said)}.", ""] if said else []
+
+
+def _not_run(parts: pd.DataFrame) -> str:
+    """A claim not run, in words: each part that ran with its value and outcome, then the
+    parts not measured, by reason."""
+    said = [
+        f"`{p.part}`: {value_ci(p.measured, p.ci_low, p.ci_high)}, {outcome}"
+        for p, outcome in zip(
+            parts[parts["outcome"] != NOT_RUN].itertuples(), _outcomes(parts), strict=True
+        )
+    ]
+    missing = parts[parts["outcome"] == NOT_RUN].groupby("detail", sort=False)["part"]
+    if len(missing):
+        why = ", ".join(f"{', '.join(f'`{n}`' for n in names)} ({d})" for d, names in missing)
+        said.append(f"not run: {why}")
+    return "; ".join(said)
+
+
+def _notes(runs: pd.DataFrame, parts: pd.DataFrame, own: dict[str, str]) -> list[str]:
+    """The notes beneath a run's verdict table, a claim a line: why it was decided so (too
+    long for a column), and for a claim not run what ran; `own`: each claim's own note."""
+    lines = []
+    for r in runs.itertuples():
+        said = (
+            "; ".join(x for x in (_not_run(_of(parts, r)), own.get(r.claim_id, "")) if x)
+            if r.verdict == NOT_RUN
+            else _cell(r.note)
+        )
+        if said:
+            lines.append(f"- **{r.claim_id}**: {said}")
+    return [*lines, ""] if lines else []
 
 
 def _parts(parts: pd.DataFrame) -> list[str]:
@@ -137,8 +256,9 @@ POOLED = (
     "the runs' mean, with a 95% interval from the spread between runs (the between-run "
     "study's, and these runs' own where there are at least "
     f"{MIN_UNSTUDIED}: the wider), so it holds what changes between runs as well as each "
-    f"run's own noise. Fewer than {MIN_UNSTUDIED} runs on a machine with no study are too "
-    "few to pool: no interval, and each run's own verdict stands. tau is the between-run "
+    "run's own noise, and the pooled verdict is the one to quote. Fewer than "
+    f"{MIN_UNSTUDIED} runs on a machine with no study are too few to pool: no interval, "
+    "and each run's own verdict stands. tau is the between-run "
     "standard deviation beyond the runs' own errors (of the log ratio, or of an exponent), "
     "I^2 = tau^2 over the runs' variance. Runs on different hardware are never pooled."
 )
@@ -167,16 +287,18 @@ def _pooled_rows(
         each = []
         for label in runs:
             mine = table[(table["run_label"] == label) & (table["claim_id"] == r.claim_id)]
-            m = mine.iloc[0]
-            each.append(f"{value_ci(m.measured, m.ci_low, m.ci_high) or EMPTY} ({m.verdict})")
+            each.append(f"{_value(mine.iloc[0]) or EMPTY} ({mine.iloc[0].verdict})")
+        pooled = r.pooled_verdict if isinstance(r.pooled_verdict, str) else ""
+        said = _confidence(getattr(r, "pooled_confidence", ""))
         out.append(
             [
                 f"{r.claim_id} {code}{r.slug}{code}",
-                f"**{r.pooled_verdict}**"
-                + (f" ({c})" if (c := _cell(getattr(r, "pooled_confidence", None))) else "")
-                if isinstance(r.pooled_verdict, str) and r.pooled_verdict
+                f"**{pooled}**" + (f" ({said})" if said else "")
+                if pooled
                 else "too few runs to pool",
-                value_ci(r.pooled_value, r.pooled_ci_low, r.pooled_ci_high) or EMPTY,
+                EMPTY
+                if pooled == NOT_RUN
+                else value_ci(r.pooled_value, r.pooled_ci_low, r.pooled_ci_high) or EMPTY,
                 EMPTY if pd.isna(r.i2) else f"{r.i2:.0%}",
                 fmt(r.tau) or EMPTY,
                 *each,
@@ -228,7 +350,7 @@ def _article(part: dict[str, Any]) -> str:
     return f", article `{part['article_expression']}`{value} ({part['article_says']})"
 
 
-def to_rst(table: pd.DataFrame, first: str = "") -> str:
+def to_rst(table: pd.DataFrame, parts: pd.DataFrame, first: str = "") -> str:
     """The verdicts as reStructuredText tables, the run labelled `first` (this run) on top:
     what the HTML report opens on."""
     labels = sorted(table["run_label"].unique(), key=lambda label: (label != first, label))
@@ -237,27 +359,25 @@ def to_rst(table: pd.DataFrame, first: str = "") -> str:
         out += [f"**Pooled** over runs {', '.join(runs)}", "", POOLED, ""]
         out += [*_rst_table(_pooled_rows(table, runs, rows, "``")), ""]
     for run_label in labels:
+        mine = table[table["run_label"] == run_label]
         out += [
-            f"**Run** ``{run_label}``{_release(table[table['run_label'] == run_label])}"
+            f"**Run** ``{run_label}``{_release(mine)}"
             + (" (this run)" if run_label == first else ""),
             "",
         ]
         rows = [["claim", "verdict", "measured [95% CI]", "article", "measured on", "stopped"]]
-        for r in table[table["run_label"] == run_label].itertuples():
-            on = _cell(r.device_model or r.device).replace("(R)", "").replace("(TM)", "")
-            rows.append(
-                [
-                    f"{r.claim_id} ``{r.slug}``",
-                    _verdict(r),
-                    value_ci(r.measured, r.ci_low, r.ci_high) or EMPTY,
-                    fmt(r.article) or EMPTY,
-                    on or EMPTY,
-                    _cell(getattr(r, "stopped", "")) or EMPTY,
-                ]
-            )
-        out += [*_rst_table(rows), ""]
-        mine = table[table["run_label"] == run_label]
-        out += _between(mine)
+        rows += [
+            [
+                f"{r.claim_id} ``{r.slug}``",
+                _verdict(r, _of(parts, r)),
+                _value(r) or EMPTY,
+                fmt(r.article) or EMPTY,
+                _on(r) or EMPTY,
+                _cell(getattr(r, "stopped", "")) or EMPTY,
+            ]
+            for r in mine.itertuples()
+        ]
+        out += [*_rst_table(rows), "", *_unstated(mine), *_between(mine)]
         sampled = _listed(mine, "samples")
         if sampled:
             out += [SAMPLES, "", *sampled, ""]
@@ -403,28 +523,34 @@ def to_markdown(
     parts: pd.DataFrame,
     claims: list[dict[str, Any]],
     processes: pd.DataFrame | None = None,
+    docs: str = "../docs",
 ) -> str:
-    """The claims report; with `processes`, each run names the host it measured on."""
-    lines = ["# Claims: reproduced or not", "", LEGEND, ""]
+    """The claims report; with `processes`, each run names the host it measured on. `docs`:
+    the documentation folder as a link from where the report is written (docs_from)."""
+    own = {c["id"]: c.get("note", "") for c in claims}
+    lines = ["# Claims: reproduced or not", "", *legend(docs), ""]
     for runs, rows in pools(table):
         lines += [f"## Runs pooled: {', '.join(f'`{r}`' for r in runs)}", "", POOLED, ""]
         lines += [*_markdown_table(_pooled_rows(table, runs, rows, "`")), ""]
     for run_label, runs in table.groupby("run_label", sort=True):
         lines += [f"## Run `{run_label}`{_release(runs)}", ""]
         procs = processes[processes["run_label"] == run_label] if processes is not None else None
-        if procs is not None and not procs.empty:
-            said = (measured_on(procs), handoffs(procs))
-            lines += [line for text in said if text for line in (text, "")]
-        lines += [*_between(runs), *_verdicts(runs)]
-        lines.append("")
-        lines += ["### Every part, at the setup it was measured", ""]
+        measured = procs is not None and not procs.empty
+        if measured:
+            lines += [measured_on(procs), ""]
         mine = parts[parts["run_label"] == run_label]
+        lines += [*_between(runs), *_verdicts(runs, mine), ""]
+        lines += [*_unstated(runs), *_notes(runs, mine, own)]
+        handed = handoffs(procs) if measured else ""
+        if handed:
+            lines += [handed, ""]
+        lines += ["### Every part, at the setup it was measured", ""]
         if "stopped" in mine and mine["stopped"].notna().any():
             lines += [ROUNDS, ""]
         lines += [*_parts(mine), ""]
-        if procs is not None and not procs.empty:
-            spent, table = time_spent(procs), time_table(procs)
-            lines += ["### Where the measuring time went", "", spent, "", *table, ""]
+        if measured:
+            timing = time_table(procs)
+            lines += ["### Where the measuring time went", "", time_spent(procs), "", *timing, ""]
         warned = runs[runs["warnings"].fillna("") != ""]
         if not warned.empty:
             lines += ["### Warnings", ""]
@@ -451,4 +577,6 @@ def to_markdown(
                 + _article(part)
                 + f"; article's code `{part['code']}`"
             )
+    lines += ["", "## How the values and confidences are computed", ""]
+    lines += [f"{COMPUTED} More: [docs/statistics.md]({docs}/statistics.md)."]
     return "\n".join(lines) + "\n"

@@ -1,14 +1,16 @@
-"""The README's first screen, written from the committed reference runs
-(results/reference/<kind>/run and /repeat), never by hand: `blockbench front-page`.
+"""The README's first screen, written from the committed reference runs, never by hand:
+`blockbench front-page`.
 
-A number typed into the README drifts from the run it came from; this block is rebuilt from
-each reference's claims.csv and raw records, and tests/test_docs.py fails when the README's
-copy differs from what the references say.
+A number typed into the README drifts from the run it came from. Two blocks are rebuilt from
+each reference's claims.csv and raw records: the verdict map (claim x machine kind and setup)
+and the run times beside the two commands. tests/test_docs.py fails when the README's copy
+differs from what the references say.
 """
 
 import argparse
 import re
 import sys
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
@@ -16,26 +18,27 @@ from typing import Any
 
 import pandas as pd
 
-from blockbench.judge.wording import fmt, value_ci
+from blockbench.judge.wording import fmt
 from blockbench.records.layout import raw_files
 from blockbench.records.spec import METHOD_VERSION
 from blockbench.records.store import read_json
 
-BEGIN = "<!-- front page: written by `blockbench front-page` from results/reference/ -->"
-END = "<!-- end of the front page -->"
+MAP = (
+    "<!-- verdict map: written by `blockbench front-page` -->",
+    "<!-- end of the verdict map -->",
+)
+TIMES = ("<!-- run times: written by `blockbench front-page` -->", "<!-- end of the run times -->")
 LIBRARIES = {"openblas": "OpenBLAS", "mkl": "MKL", "blis": "BLIS"}
-FIGURES = {
-    "A": "Source A: dispatch, blocked and np.asarray times of jnp.dot(x, x), article vs run",
-    "B": "Source B: tests B to E relative to np.dot, article vs run",
-    "C": "Source C: matrix product and SELU by device and phase, article vs run",
-    "D": "Source D: loop, convolve and scan, and the compile time of jit(loop), article vs run",
-}
+# A kind's folder holds its default run (`run/`, `repeat/`), a run of each other catalog
+# (`<catalog>/run/`) and the articles' own setups (`paper/run/`, config/paper.yaml).
+PAPER = "paper"
+FIGURE = ("article_A.png", "Source A: what a timer sees of jnp.dot(x, x), article vs run")
 
 
 @cache
 def run_facts(run: Path) -> dict[str, Any]:
-    """What a reader needs to place one run: its code, date, machine and libraries, read
-    from its raw records (what each library used, not what was asked)."""
+    """What a reader needs to place one run: its code, date, machine, libraries and time,
+    read from its raw records (what each library used, not what was asked)."""
     (raw,) = [p for p in (run / "raw").iterdir() if p.is_dir()]
     records = [read_json(p) for p in raw_files(raw)]
     first = min(records, key=lambda r: r["started_at"])
@@ -49,135 +52,186 @@ def run_facts(run: Path) -> dict[str, Any]:
             if pool.get("user_api") == "blas"
         }
     )
-    forced = sorted(
-        {k for r in records for k in r["provenance"]["env"] if k == "OPENBLAS_CORETYPE"}
-    )
+    forced = any("OPENBLAS_CORETYPE" in r["provenance"]["env"] for r in records)
     gpus = sorted(
         {r["provenance"]["device"]["model"] for r in records if r["cell"]["device"] != "cpu"}
     )
+    host = prov["host"]
     return {
         "label": raw.name,
         "commit": (prov.get("git") or {}).get("commit", "unrecorded")[:7],
         "method": first["method_version"],
-        "started": datetime.fromtimestamp(first["started_at"], UTC).strftime("%Y-%m-%d %H:%M"),
+        "date": datetime.fromtimestamp(first["started_at"], UTC).strftime("%Y-%m-%d"),
         "processes": len(records),
-        "cpu": f"{prov['host']['cpu_model']}, {prov['host']['cpu_count_logical']} logical CPUs"
-        + (f" ({prov['host']['cpu_signature']})" if prov["host"].get("cpu_signature") else ""),
+        # first process's start to the last one's end: the measuring, without the venv,
+        # Snakemake's start and the report
+        "measuring_s": max(r["finished_at"] or r["started_at"] for r in records)
+        - first["started_at"],
+        "cpu": re.sub(r"\((R|TM)\)", "", host["cpu_model"]).replace("  ", " ").strip()
+        + f", {host['cpu_count_logical']} CPUs"
+        + (f" ({host['cpu_signature']})" if host.get("cpu_signature") else ""),
         "gpus": gpus,
         "jax": prov["software"]["packages"].get("jax"),
         "numpy": prov["software"]["packages"].get("numpy"),
-        "blas": " and ".join(kernels) or "unrecorded",
-        "forced": bool(forced),
+        "blas": (" and ".join(kernels) or "unrecorded")
+        + (", forced by OPENBLAS_CORETYPE" if forced else ", as installed"),
     }
 
 
-def _decides(r: Any, parts: pd.DataFrame) -> str:
-    """What is compared, and where the verdict rests on another part, that part: a failing
-    one for not_reproduced, the missing device for not_run."""
-    said = f"{r.metric} ({r.condition})"
-    if r.verdict == "not_reproduced":
-        own = parts[(parts["claim_id"] == r.claim_id) & (parts["outcome"] == "fails")]
-        said += "".join(
-            f"; fails: {p.part} {value_ci(p.measured, p.ci_low, p.ci_high)} ({p.condition})"
-            for p in own.itertuples()
-            if p.part != r.metric
-        )
-    missing = sorted(set(re.findall(r"(\w+) not in this run", str(r.note))))
-    if r.verdict == "not_run" and missing:
-        said += f"; no {' or '.join(m.upper() for m in missing)} in this run"
-    return said
+@dataclass(frozen=True)
+class Column:
+    """One column of the map: a machine kind's reference at one setup, its runs one per
+    catalog (their claims are the column's rows)."""
 
+    kind: Path
+    setup: str
+    runs: tuple[Path, ...]
 
-def verdict_table(run: Path, repeat: Path | None) -> list[str]:
-    """One row a claim: the run's verdict and value beside the article's, and the repeat's."""
-    claims = pd.read_csv(run / "claims.csv")
-    parts = pd.read_csv(run / "claim_parts.csv")
-    again = (
-        {}
-        if repeat is None
-        else {r.claim_id: r for r in pd.read_csv(repeat / "claims.csv").itertuples()}
-    )
-    head = ["claim", "verdict", "measured [95% CI]", "article", "what decides it (rule)", "setup"]
-    if again:
-        head.append("repeat run")
-    rows = [head, ["---"] * len(head)]
-    for r in claims.itertuples():
-        said = f"{r.verdict}" + (f" ({r.confidence})" if isinstance(r.confidence, str) else "")
-        row = [
-            f"{r.claim_id} `{r.slug}`",
-            said,
-            value_ci(r.measured, r.ci_low, r.ci_high),
-            fmt(r.article) if isinstance(r.article, float) else "",
-            _decides(r, parts),
-            r.setup if isinstance(r.setup, str) else "",
-        ]
-        if again:
-            o = again.get(r.claim_id)
-            row.append(
-                "" if o is None else f"{o.verdict} {value_ci(o.measured, o.ci_low, o.ci_high)}"
-            )
-        rows.append([str(c).replace("|", "/").strip() for c in row])
-    return ["| " + " | ".join(row) + " |" for row in rows]
-
-
-def _figures(run: Path, root: Path) -> list[str]:
-    shown = {k: run / "figures" / f"article_{k}.png" for k in FIGURES}
-    cells = [
-        f'<td><img src="{path.relative_to(root)}" alt="{FIGURES[k]}"></td>'
-        for k, path in shown.items()
-        if path.exists()
-    ]
-    pairs = ["<tr>\n" + "\n".join(cells[i : i + 2]) + "\n</tr>" for i in range(0, len(cells), 2)]
-    return ["<table>", *pairs, "</table>"] if cells else []
+    @property
+    def facts(self) -> dict[str, Any]:
+        return run_facts(self.runs[0])
 
 
 def kinds(reference: Path) -> list[Path]:
-    """Each machine kind's folder with a reference run of today's method, CPU-only kinds
-    first: a run of an older method measured another way, and its folder (listed in
-    results/reference/README.md) says so itself."""
+    """Each machine kind's folder with a default reference run of today's method, CPU-only
+    kinds first (the kind `blockbench claims` times a plan against)."""
     found = sorted(p for p in reference.iterdir() if (p / "run" / "claims.csv").exists())
     today = [p for p in found if run_facts(p / "run")["method"] == METHOD_VERSION]
     return sorted(today, key=lambda p: bool(run_facts(p / "run")["gpus"]))
 
 
-def block(reference: Path, root: Path) -> str:
-    """The generated Markdown: per kind, what ran where, its figures and its verdicts."""
-    root, reference = root.resolve(), reference.resolve()
-    lines = [BEGIN]
-    for n, kind in enumerate(kinds(reference)):
-        f = run_facts(kind / "run")
-        where = f["cpu"] + (f", {', '.join(f['gpus'])}" if f["gpus"] else "")
-        blas = f"NumPy's BLAS ran {f['blas']}" + (
-            " (forced by OPENBLAS_CORETYPE)" if f["forced"] else " (as installed)"
+def columns(reference: Path) -> list[Column]:
+    """Every kind's default and paper-setup references: today's method before older ones
+    (each column names its method version), CPU-only kinds before those with a GPU."""
+    found = []
+    for kind in sorted(p for p in reference.iterdir() if (p / "run" / "claims.csv").exists()):
+        others = sorted(
+            p / "run"
+            for p in kind.iterdir()
+            if p.name not in ("run", "repeat", PAPER) and (p / "run" / "claims.csv").exists()
         )
-        repeat = kind / "repeat"
-        again = repeat if (repeat / "claims.csv").exists() else None
-        lines += [
-            "",
-            f"**[`{kind.name}`]({(kind / 'README.md').relative_to(root)})**: run `{f['label']}`,"
-            f" method version {f['method']}, commit {f['commit']}, {f['started']} UTC,"
-            f" {f['processes']} worker processes on {where}; JAX {f['jax']}, NumPy"
-            f" {f['numpy']}, {blas}."
-            + (
-                f" A repeat of the same commit, run `{run_facts(repeat)['label']}`, is shown"
-                " beside it: what one run's intervals do not cover."
-                if again is not None
-                else ""
-            ),
-            "",
-        ]
-        if n == 0:
-            lines += [*_figures(kind / "run", root), ""]
-        lines += verdict_table(kind / "run", again)
-    return "\n".join([*lines, "", END])
+        kit = any((kind / "run" / "raw").glob("*/kit.json"))  # the GPU kit's grid, not Snakemake's
+        found.append(Column(kind, "GPU kit" if kit else "default", (kind / "run", *others)))
+        if (kind / PAPER / "run" / "claims.csv").exists():
+            found.append(Column(kind, PAPER, (kind / PAPER / "run",)))
+    return sorted(
+        found,
+        key=lambda c: (bool(c.facts["gpus"]), c.facts["method"] != METHOD_VERSION, c.kind.name),
+    )
 
 
-def replaced(readme: str, new: str) -> str:
-    """The README with its generated block swapped for `new`."""
-    if BEGIN not in readme or END not in readme:
-        raise ValueError(f"the README has no generated block ({BEGIN} ... {END})")
-    head, rest = readme.split(BEGIN, 1)
-    return head + new + rest.split(END, 1)[1]
+def claims_of(column: Column) -> pd.DataFrame:
+    """The column's claims, every catalog's, one row a claim."""
+    return pd.concat([pd.read_csv(run / "claims.csv") for run in column.runs])
+
+
+def cell(r: Any) -> str:
+    """A claim's verdict and value, the size it was measured at where that is not the
+    article's, and for a claim not run why, in a few words."""
+    if r.verdict == "not_run":
+        missing = sorted(set(re.findall(r"(\w+) not in this run", str(r.note))))
+        why = f"no {' or '.join(m.upper() for m in missing)}" if missing else "not in the grid"
+        held = "measured parts hold" in str(r.note)
+        return f"not_run: {why}" + ("; its measured parts hold" if held else "")
+    said = f"{r.verdict} {fmt(r.measured)}".strip()
+    at = re.match(r"measured at (\S+) \(article", str(r.setup))
+    return said + (f" at {at.group(1)}" if at else "")
+
+
+def head(column: Column, root: Path) -> str:
+    """The kind, setup, method version, commit and date; another catalog's run of another
+    commit or day names its own."""
+    f = column.facts
+    link = (column.kind / "README.md").relative_to(root)
+    others = "".join(
+        f"<br>{r.parent.name}: {run_facts(r)['commit']} · {run_facts(r)['date']}"
+        for r in column.runs[1:]
+        if (run_facts(r)["commit"], run_facts(r)["date"]) != (f["commit"], f["date"])
+    )
+    return (
+        f"[`{column.kind.name}`]({link})<br>{column.setup} · method {f['method']}<br>"
+        f"{f['commit']} · {f['date']}{others}"
+    )
+
+
+def verdict_map(cols: list[Column], root: Path) -> list[str]:
+    """Claim x column, every catalog's claims, in the order the catalogs give them."""
+    tables = [claims_of(c).set_index("claim_id") for c in cols]
+    ids = list(dict.fromkeys(i for t in tables for i in t.index))
+    slugs = {i: t.loc[i, "slug"] for t in tables for i in t.index}
+    rows = [["claim", *(head(c, root) for c in cols)], ["---"] * (len(cols) + 1)]
+    for i in ids:
+        rows.append(
+            [f"{i} `{slugs[i]}`"]
+            + [cell(t.loc[i].rename(i)) if i in t.index else "" for t in tables]
+        )
+    return ["| " + " | ".join(str(c).replace("|", "/") for c in row) + " |" for row in rows]
+
+
+def minutes(seconds: float) -> str:
+    m, s = divmod(round(seconds), 60)
+    return f"{m} min {s:02d} s" if m else f"{s} s"
+
+
+def took(run: Path) -> str:
+    f = run_facts(run)
+    return f"{minutes(f['measuring_s'])}, {f['processes']} processes"
+
+
+def repeat_said(column: Column) -> str:
+    """The default run's repeat (same commit, same hour): its time, and whether it gave the
+    same verdicts."""
+    repeat = column.kind / "repeat"
+    if column.setup == PAPER or not (repeat / "claims.csv").exists():
+        return ""
+    one, two = (
+        pd.read_csv(p / "claims.csv").set_index("claim_id")["verdict"]
+        for p in (column.runs[0], repeat)
+    )
+    moved = [f"{i} {one[i]} then {two.get(i)}" for i in one.index if two.get(i) != one[i]]
+    return f" (its repeat: {took(repeat)}; {'; '.join(moved) or 'the same verdicts'})"
+
+
+def times(cols: list[Column]) -> list[str]:
+    """One line a column: how long its measuring took, its machine and libraries."""
+    lines = []
+    for c in cols:
+        f = c.facts
+        where = f["cpu"] + "".join(f" + {g}" for g in f["gpus"])
+        others = "".join(f"; the {r.parent.name} catalog {took(r)}" for r in c.runs[1:])
+        lines.append(
+            f"- `{c.kind.name}`, {c.setup}: {took(c.runs[0])}{repeat_said(c)}{others}."
+            f" {where}; JAX {f['jax']}, NumPy {f['numpy']} on {f['blas']}."
+        )
+    return lines
+
+
+def blocks(reference: Path, root: Path) -> dict[tuple[str, str], str]:
+    """The generated Markdown of each block: the map (with one figure) and the run times."""
+    root, reference = root.resolve(), reference.resolve()
+    cols = columns(reference)
+    figure = next(
+        (
+            c.runs[0] / "figures" / FIGURE[0]
+            for c in cols
+            if (c.runs[0] / "figures" / FIGURE[0]).exists()
+        ),
+        None,
+    )
+    shown = [f"![{FIGURE[1]}]({figure.relative_to(root)})", ""] if figure else []
+    return {
+        MAP: "\n".join([MAP[0], "", *verdict_map(cols, root), "", *shown, MAP[1]]),
+        TIMES: "\n".join([TIMES[0], "", *times(cols), "", TIMES[1]]),
+    }
+
+
+def replaced(readme: str, marks: tuple[str, str], new: str) -> str:
+    """The README with one generated block swapped for `new`."""
+    begin, end = marks
+    if begin not in readme or end not in readme:
+        raise ValueError(f"the README has no generated block ({begin} ... {end})")
+    before, rest = readme.split(begin, 1)
+    return before + new + rest.split(end, 1)[1]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -186,8 +240,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--check", action="store_true", help="exit 1 where the README differs")
     args = p.parse_args(argv)
     readme = args.root / "README.md"
-    text = readme.read_text()
-    new = replaced(text, block(args.root / "results" / "reference", args.root))
+    text = new = readme.read_text()
+    for marks, block in blocks(args.root / "results" / "reference", args.root).items():
+        new = replaced(new, marks, block)
     if args.check:
         return int(new != text)
     readme.write_text(new)

@@ -50,8 +50,8 @@ def validated(raw: Path) -> int:
     if not store.can_validate():
         raise InputError(
             "unpacking validates every record and needs jsonschema: run it with the project's "
-            "environment (.venv/bin/python scripts/gpu_run.py --unpack ..., which "
-            "python3 scripts/bootstrap.py test or run makes)"
+            "environment (.venv/bin/blockbench gpu-kit --unpack ..., which "
+            "python3 scripts/bootstrap.py test or run installs)"
         )
     files = layout.raw_files(raw)
     for path in files:

@@ -47,7 +47,7 @@ from blockbench.judge.study_making import (
     too_close,
 )
 from blockbench.measure.core_speed import STEADY, TWO_SPEED
-from blockbench.present.claims_report import to_markdown
+from blockbench.present.claims_report import docs_from, to_markdown
 from blockbench.records.layout import raw_files, run_dir
 
 ROOT = Path(__file__).resolve().parents[3]  # the checkout whose config the study joins
@@ -147,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         table, parts = verdicts.judge(cells, proc, claims, {found.kind: found})
         args.claims_out.mkdir(parents=True, exist_ok=True)
         write_table(table, args.claims_out / "claims.csv")
-        (args.claims_out / "claims.md").write_text(to_markdown(table, parts, claims))
+        markdown = args.claims_out / "claims.md"
+        markdown.write_text(to_markdown(table, parts, claims, docs=docs_from(markdown)))
     print(*summary(path, found), sep="\n")
     return 0

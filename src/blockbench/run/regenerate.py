@@ -106,10 +106,13 @@ def regenerate(run_dir: Path, out: Path, cores: int, extra: list[str]) -> Path:
     """Copy the run's raw folder into `out` and rebuild everything from it; the report's path."""
     folder = raw_folder(run_dir)
     label = check_method(folder)
-    target = out / "results" / "raw" / label
-    if target.exists():
-        shutil.rmtree(target)
-    shutil.copytree(folder, target)
+    if out.resolve() == ROOT:
+        raise Refused(f"--out {out} is the checkout: its results/ would be replaced")
+    # A scratch folder: an earlier rebuild's claims and tables are newer than the copied raw
+    # files (their times are kept), so Snakemake would keep them, judged by older code, and
+    # another run's raw folder left there would join this one's tables.
+    shutil.rmtree(out / "results", ignore_errors=True)
+    shutil.copytree(folder, out / "results" / "raw" / label)
     args = snakemake_args(out, label, extra)
     missing = would_measure(args)
     if missing:

@@ -80,8 +80,9 @@ def build_claims(
     write_table(table, Path(csv))
     write_table(parts, Path(parts_csv))
     parts.to_parquet(parts_parquet, index=False)
-    Path(markdown).write_text(claims_report.to_markdown(table, parts, claim_list, proc))
-    Path(rst).write_text(claims_report.to_rst(table, first=this_run))
+    docs = claims_report.docs_from(markdown)
+    Path(markdown).write_text(claims_report.to_markdown(table, parts, claim_list, proc, docs))
+    Path(rst).write_text(claims_report.to_rst(table, parts, first=this_run))
     for r in table.itertuples():
         print(
             f"{r.run_label} {r.claim_id}: {r.verdict} "
