@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 
 from blockbench.errors import InputError
-from blockbench.judge import aggregate, claims, part_result, study_making, verdicts
+from blockbench.judge import aggregate, part_result, study_making, verdicts
 from blockbench.judge.between_runs import StudyPart, judged, pool
-from blockbench.judge.claim_rules import read_claims
+from blockbench.judge.claim_rules import decide, read_claims
 from blockbench.judge.pooling import pool_part
 from blockbench.judge.run_view import RunView
 from blockbench.judge.studies import Kind, Study, kind_of, read_studies, read_study, study_path
@@ -87,7 +87,7 @@ def test_the_judged_half_width_never_shrinks_as_either_spread_grows() -> None:
         outcomes = []
         for own in (0.2, 0.1, 0.05, 0.01):  # ever more precise copies of one run
             low, high = judged(Spread(estimate, ((own, 2.0),)), 3, study)
-            outcomes.append(claims.decide(">= 1.5", math.exp(low), math.exp(high)))
+            outcomes.append(decide(">= 1.5", math.exp(low), math.exp(high)))
         decided = [o != "inconclusive" for o in outcomes]
         assert decided == sorted(decided), (estimate, outcomes)  # once decided, stays so
 
@@ -119,7 +119,7 @@ def test_pooled_i2_comes_from_tau() -> None:
 def part(value: float, low: float, high: float, rule: str = ">= 5") -> part_result.PartResult:
     return part_result.PartResult(
         "x / y",
-        claims.decide(rule, low, high),
+        decide(rule, low, high),
         measured=value,
         ci_low=low,
         ci_high=high,
@@ -136,10 +136,10 @@ def part(value: float, low: float, high: float, rule: str = ">= 5") -> part_resu
 def test_with_study_widens_and_judges_again() -> None:
     r = part(8.0, 6.0, 10.5)
     assert r.outcome == "holds"
-    wide = claims.with_study(r, StudyPart((2.0, 2.3, 1.8, 2.1), 3.0))
+    wide = verdicts.with_study(r, StudyPart((2.0, 2.3, 1.8, 2.1), 3.0))
     assert wide.ci_low < 5 < 8 < wide.ci_high and wide.outcome == "inconclusive"
     assert (wide.run_low, wide.run_high) == (6.0, 10.5)  # this run's own, kept
-    assert claims.with_study(r, None) is r
+    assert verdicts.with_study(r, None) is r
 
 
 def test_pool_part_of_runs_that_agree_and_of_a_check() -> None:

@@ -17,9 +17,9 @@ import scipy.special
 import scipy.stats
 import yaml
 
-from blockbench.judge import claim_rules, run_view, uncertainty, verdicts, wording
+from blockbench.judge import claim_rules, run_view, uncertainty, verdicts
 from blockbench.judge.aggregate import cells, measurements, processes
-from blockbench.present import claims_report, figures
+from blockbench.present import claims_report, figures, run_comparison
 from blockbench.records import timeline
 from blockbench.records.layout import raw_files
 from blockbench.workloads.registry import WORKLOADS
@@ -141,6 +141,7 @@ def judged(rows, *parts):
         "parts": list(parts),
     }
     table, per_part = verdicts.judge(df, proc, [claim])
+    table = run_comparison.with_other_runs(table)
     return table, per_part, claims_report.to_markdown(table, per_part, [claim])
 
 
@@ -262,7 +263,7 @@ def test_a_claim_not_run_says_in_words_that_its_measured_part_holds():
         rows, ratio_part(size=100), ratio_part(name="GPU / NumPy", size=100, num=gpu)
     )
     assert table.iloc[0]["verdict"] == "not_run" and pd.notna(table.iloc[0]["measured"])
-    held = wording.value_ci(*parts.iloc[0][["measured", "ci_low", "ci_high"]])
+    held = verdicts.value_ci(*parts.iloc[0][["measured", "ci_low", "ci_high"]])
     _, (_, verdict, measured, *_) = _verdict_table(markdown)
     assert verdict == "**not_run** (1 of 2 parts ran: it holds)" and measured == ""
     said = f"`jax / numpy`: {held}, holds; not run: `GPU / NumPy` (matmul/jax on gpu is unavailable"
@@ -1027,8 +1028,8 @@ def test_each_verdict_states_its_confidence_from_its_parts():
     """Each part's test is 97.5% one-sided: 'reproduced' needs them all (at least 97.5%),
     'not_reproduced' any one of m (at least 100 - 2.5 m %); checks and undecided verdicts
     rest on no interval and state none."""
-    from blockbench.judge.claims import confidence, verdict
     from blockbench.judge.part_result import PartResult
+    from blockbench.judge.verdicts import confidence, verdict
 
     def part(outcome: str, name: str = "a / b") -> PartResult:
         return PartResult(name, outcome, measured=2.0, ci_low=1.5, ci_high=2.5, condition="> 1")
@@ -1056,7 +1057,7 @@ def test_each_verdict_states_its_confidence_from_its_parts():
 def test_a_confidence_is_stated_only_where_the_runs_intervals_are_supported():
     """A steady host's run, or one a between-run study judges, states its bound; a run whose
     cores read as two-speed, or were not read, says why it states none."""
-    from blockbench.judge.claims import unsupported_by
+    from blockbench.judge.verdicts import unsupported_by
     from blockbench.measure.core_speed import STEADY, TWO_SPEED, UNKNOWN
 
     assert unsupported_by(STEADY, studied=False) == ""

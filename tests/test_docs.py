@@ -344,3 +344,25 @@ def test_the_first_screen_has_no_sentence_over_25_words():
     sentences = re.split(r"(?<=[.:;])\s+", " ".join(prose.split()))
     long = [x for x in sentences if len(x.split()) > 25]
     assert not long, long
+
+
+def test_the_map_says_what_of_a_claim_not_run_ran():
+    """A claim not run shows why and how its measured parts came out, never a value of its
+    own nor "hold" where one part straddles its rule."""
+    import pandas as pd
+
+    from blockbench.present import front_page
+
+    claim = pd.Series(
+        {"verdict": "not_run", "note": "x: gpu not in this run (devices: cpu)", "setup": ""},
+        name="C6",
+    )
+    parts = pd.DataFrame(
+        {
+            "claim_id": ["C6", "C6", "C6", "C5"],
+            "outcome": ["holds", "inconclusive", "not_run", "holds"],
+            "indicative": [False] * 4,
+        }
+    )
+    said = front_page.cell(claim, parts)
+    assert said == "not_run: no GPU; 2 of 3 parts ran: holds, inconclusive"

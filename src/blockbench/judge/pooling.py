@@ -16,7 +16,6 @@ from dataclasses import dataclass, replace
 
 from blockbench.judge.between_runs import Pooled, StudyPart, pool
 from blockbench.judge.claim_rules import FAILS, HOLDS, INCONCLUSIVE, decide
-from blockbench.judge.claims import verdict
 from blockbench.judge.part_result import NOT_RUN, PartResult
 from blockbench.judge.run_view import RunView
 from blockbench.judge.scales import from_scale
@@ -107,15 +106,3 @@ def pool_part(parts: list[PartResult]) -> PooledPart:
         warnings=sorted({w for p in measured for w in p.warnings}),
     )
     return PooledPart(pooled, got.runs, got.i2, got.tau, too_few=low is None)
-
-
-def pool_claim(per_run: list[list[PartResult]]) -> tuple[list[PooledPart], str, str]:
-    """Every part of one claim pooled over the runs (each a list of the claim's parts, in
-    order), and the verdict the pooled parts give: none ('') where a part's runs were too
-    few to pool, whose runs' own verdicts then stand."""
-    pooled = [pool_part(list(runs)) for runs in zip(*per_run, strict=True)]
-    few = [p for p in pooled if p.too_few]
-    if few:
-        return pooled, "", few[0].result.detail.split(":")[0]
-    verdict_, reason = verdict([p.result for p in pooled])
-    return pooled, verdict_, reason

@@ -23,7 +23,7 @@ from typing import Any
 
 from blockbench.judge.between_runs import between_half
 from blockbench.judge.claim_rules import Precision, side_terms
-from blockbench.judge.claims import evaluate_part
+from blockbench.judge.part_evaluators import evaluate_part
 from blockbench.judge.run_view import RunView
 
 PRECISE = "precise"

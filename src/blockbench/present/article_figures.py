@@ -32,7 +32,7 @@ from blockbench.judge.article_points import (
     time_point,
 )
 from blockbench.judge.articles import Articles, Figure, Source
-from blockbench.judge.claims import growth_fit
+from blockbench.judge.part_evaluators import growth_fit
 from blockbench.judge.pooling import pool_groups
 from blockbench.judge.run_view import Missing, RunView
 from blockbench.records.spec import PHASE_WORDS

@@ -1,6 +1,6 @@
 """The claims report a reader opens first (results/claims.md): rendering only.
 
-Verdicts and parts come from blockbench.judge.claims; this module decides how they read: a
+Verdicts and parts come from blockbench.judge.verdicts; this module decides how they read: a
 legend short enough to read before the table, the verdict, the measured figure next to the
 article's, the setup it was measured at against the article's, and what to distrust (few
 samples, unequal threads), with the method at the end and in docs/statistics.md.
@@ -17,9 +17,8 @@ from blockbench.judge import stopping, uncertainty
 from blockbench.judge.aggregate import HOST_KIND, PROCESS
 from blockbench.judge.between_runs import MIN_UNSTUDIED
 from blockbench.judge.claim_rules import HOLDS
-from blockbench.judge.claims import NO_CONFIDENCE
 from blockbench.judge.part_result import NOT_RUN
-from blockbench.judge.wording import fmt, value_ci
+from blockbench.judge.verdicts import NO_CONFIDENCE, fmt, value_ci
 from blockbench.measure import core_speed
 from blockbench.present import stops
 from blockbench.records import timeline
@@ -92,7 +91,7 @@ def _outcomes(parts: pd.DataFrame) -> list[str]:
     ]
 
 
-def _what_ran(parts: pd.DataFrame) -> str:
+def what_ran(parts: pd.DataFrame) -> str:
     """A claim not run, in the words of its verdict cell: '1 of 3 parts ran: it holds', so
     that a part's value does not read as the claim's ('' where nothing ran)."""
     said = _outcomes(parts)
@@ -114,7 +113,7 @@ def _confidence(said: Any) -> str:
 def _verdict(r: Any, parts: pd.DataFrame) -> str:
     """'**reproduced** (>=97.5%)': a run's verdict with its confidence, where it has one, or
     for a claim not run what of it ran; `parts`: the claim's parts in the run."""
-    said = _what_ran(parts) if r.verdict == NOT_RUN else _confidence(getattr(r, "confidence", ""))
+    said = what_ran(parts) if r.verdict == NOT_RUN else _confidence(getattr(r, "confidence", ""))
     return f"**{r.verdict}**" + (f" ({said})" if said else "")
 
 

@@ -18,7 +18,8 @@ from typing import Any
 
 import pandas as pd
 
-from blockbench.judge.wording import fmt
+from blockbench.judge.verdicts import fmt
+from blockbench.present.claims_report import what_ran
 from blockbench.records.layout import raw_files
 from blockbench.records.spec import METHOD_VERSION
 from blockbench.records.store import read_json
@@ -120,19 +121,19 @@ def columns(reference: Path) -> list[Column]:
     )
 
 
-def claims_of(column: Column) -> pd.DataFrame:
-    """The column's claims, every catalog's, one row a claim."""
-    return pd.concat([pd.read_csv(run / "claims.csv") for run in column.runs])
+def claims_of(column: Column, table: str = "claims.csv") -> pd.DataFrame:
+    """The column's claims (or their parts: `claim_parts.csv`), every catalog's."""
+    return pd.concat([pd.read_csv(run / table) for run in column.runs])
 
 
-def cell(r: Any) -> str:
+def cell(r: Any, parts: pd.DataFrame) -> str:
     """A claim's verdict and value, the size it was measured at where that is not the
-    article's, and for a claim not run why, in a few words."""
+    article's; for a claim not run, why, and what of it ran, in claims.md's words."""
     if r.verdict == "not_run":
         missing = sorted(set(re.findall(r"(\w+) not in this run", str(r.note))))
         why = f"no {' or '.join(m.upper() for m in missing)}" if missing else "not in the grid"
-        held = "measured parts hold" in str(r.note)
-        return f"not_run: {why}" + ("; its measured parts hold" if held else "")
+        ran = what_ran(parts[parts["claim_id"] == r.name])
+        return f"not_run: {why}" + (f"; {ran}" if ran else "")
     said = f"{r.verdict} {fmt(r.measured)}".strip()
     at = re.match(r"measured at (\S+) \(article", str(r.setup))
     return said + (f" at {at.group(1)}" if at else "")
@@ -157,13 +158,17 @@ def head(column: Column, root: Path) -> str:
 def verdict_map(cols: list[Column], root: Path) -> list[str]:
     """Claim x column, every catalog's claims, in the order the catalogs give them."""
     tables = [claims_of(c).set_index("claim_id") for c in cols]
+    parts = [claims_of(c, "claim_parts.csv") for c in cols]
     ids = list(dict.fromkeys(i for t in tables for i in t.index))
     slugs = {i: t.loc[i, "slug"] for t in tables for i in t.index}
     rows = [["claim", *(head(c, root) for c in cols)], ["---"] * (len(cols) + 1)]
     for i in ids:
         rows.append(
             [f"{i} `{slugs[i]}`"]
-            + [cell(t.loc[i].rename(i)) if i in t.index else "" for t in tables]
+            + [
+                cell(t.loc[i].rename(i), p) if i in t.index else ""
+                for t, p in zip(tables, parts, strict=True)
+            ]
         )
     return ["| " + " | ".join(str(c).replace("|", "/") for c in row) + " |" for row in rows]
 

@@ -11,12 +11,15 @@ stage pooled the runs, a merged claims.csv, else of the headline part) and summa
 verdicts that flip between reproduced and not_reproduced (must be none), and the share of
 ordered run pairs (a, b) where a's CI covers b's value.
 The CIs compared are the ones each run was judged on (widened by a between-run study where
-its machine had one); the pooled value uses each run's own terms (`run_spread`).
+its machine had one); the pooled value uses each run's own terms (`run_spread`). The same
+test, run by run, is the claims table's `other_runs` (`with_other_runs`), which claims.md and
+the report list under the runs that disagree.
 """
 
 import argparse
 import itertools
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -24,8 +27,7 @@ from blockbench.judge.claim_rules import decide
 from blockbench.judge.pooling import pool_values
 from blockbench.judge.scales import on_scale
 from blockbench.judge.uncertainty import Spread
-from blockbench.judge.verdicts import covers
-from blockbench.judge.wording import value_ci
+from blockbench.judge.verdicts import value_ci
 
 DECISIVE = {"reproduced", "not_reproduced"}
 
@@ -80,6 +82,56 @@ def comparison(table: pd.DataFrame) -> list[str]:
         f"verdicts flipping between reproduced and not_reproduced: {flips or 'none'}",
         f"run pairs (a, b) where a's CI covers b's value: {covering} of {pairs}{share}",
     ]
+
+
+def covers(a: Any, b: Any) -> bool | None:
+    """Whether measurement a's 95% CI holds b's value (None: a has no CI, b no value)."""
+    if pd.isna(a.ci_low) or pd.isna(a.ci_high) or pd.isna(b.measured):
+        return None
+    return bool(a.ci_low <= b.measured <= a.ci_high)
+
+
+def covers_each_other(a: Any, b: Any) -> bool | None:
+    """Whether each of two measurements' 95% CIs holds the other's value (None: a CI is
+    missing). Two runs of one setup that fail this differ by more than either run's CI
+    says, so neither CI can be quoted as the uncertainty of the setup."""
+    both = (covers(a, b), covers(b, a))
+    return None if None in both else all(both)
+
+
+def disagreements(table: pd.DataFrame) -> pd.Series:
+    """Per row of the claims table: where another run on the same hardware and JAX release
+    measured the same claim outside this run's CI, or reached another verdict, say so
+    (another release is an axis, not a disagreement). The same hardware is the same kind of
+    machine, as pooling defines it (`machine`; older tables: the device models). Where no
+    between-run study judges a run's CI, it holds its processes' spread only, not what
+    changes between runs, and merged runs are where that shows."""
+    notes = pd.Series("", index=table.index, dtype=object)
+    key = "machine" if "machine" in table else "device_model"
+    measured = table[table[key].fillna("") != ""]
+    for _, same in measured.groupby(["claim_id", key, "jax_version"]):
+        for i, a in same.iterrows():
+            said = []
+            for _, b in same.drop(index=i).iterrows():
+                differ = covers_each_other(a, b) is False
+                if differ or a["verdict"] != b["verdict"]:
+                    value = value_ci(b["measured"], b["ci_low"], b["ci_high"]) or "-"
+                    said.append(
+                        f"run {b['run_label']} on the same hardware measured {value} "
+                        f"({b['verdict']})"
+                        + (": one run's value lies outside the other's CI" if differ else "")
+                    )
+            notes[i] = "; ".join(said)
+    return notes
+
+
+def with_other_runs(table: pd.DataFrame) -> pd.DataFrame:
+    """The claims table (blockbench.judge.verdicts.judge) with `other_runs`: where each run
+    disagrees with another on the same hardware, as claims.csv, claims.md and the report
+    say it."""
+    if not table.empty:
+        table["other_runs"] = disagreements(table)
+    return table
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -18,7 +18,7 @@ import seaborn as sns
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter
 
-from blockbench.judge.wording import fmt, value_ci
+from blockbench.judge.verdicts import fmt, value_ci
 from blockbench.present import figure_files
 from blockbench.records.layout import SEPARATOR
 

@@ -48,6 +48,7 @@ from blockbench.judge.study_making import (
 )
 from blockbench.measure.core_speed import STEADY, TWO_SPEED
 from blockbench.present.claims_report import docs_from, to_markdown
+from blockbench.present.run_comparison import with_other_runs
 from blockbench.records.layout import raw_files, run_dir
 
 ROOT = Path(__file__).resolve().parents[3]  # the checkout whose config the study joins
@@ -145,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     path.write_text(found.to_yaml())
     if args.claims_out:
         table, parts = verdicts.judge(cells, proc, claims, {found.kind: found})
+        table = with_other_runs(table)
         args.claims_out.mkdir(parents=True, exist_ok=True)
         write_table(table, args.claims_out / "claims.csv")
         markdown = args.claims_out / "claims.md"

@@ -6,12 +6,12 @@ from typing import Any
 
 import pandas as pd
 
-from blockbench.judge import stopping, verdicts, wording
+from blockbench.judge import stopping, verdicts
 from blockbench.judge.aggregate import CELL, PROCESS, cells, processes, write_table
 from blockbench.judge.claim_rules import ClaimsFiles, Precision, read_claims
 from blockbench.judge.run_view import RunView, speedups
 from blockbench.judge.studies import read_studies
-from blockbench.present import claims_report, stops
+from blockbench.present import claims_report, run_comparison, stops
 from blockbench.records.layout import KIT_MANIFEST
 from blockbench.records.store import read_json, write_json_atomic
 
@@ -76,6 +76,7 @@ def build_claims(
     claim_list = read_claims(claims_file)
     df, proc = pd.read_parquet(measurements_file), pd.read_parquet(processes_file)
     table, parts = verdicts.judge(df, proc, claim_list, read_studies(study_files))
+    table = run_comparison.with_other_runs(table)
     table, parts = stops.with_stops(table, parts, read_decisions(decisions, labels))
     write_table(table, Path(csv))
     write_table(parts, Path(parts_csv))
@@ -86,8 +87,8 @@ def build_claims(
     for r in table.itertuples():
         print(
             f"{r.run_label} {r.claim_id}: {r.verdict} "
-            f"(measured {wording.value_ci(r.measured, r.ci_low, r.ci_high) or '-'}, "
-            f"article {wording.fmt(r.article) or '-'})"
+            f"(measured {verdicts.value_ci(r.measured, r.ci_low, r.ci_high) or '-'}, "
+            f"article {verdicts.fmt(r.article) or '-'})"
         )
     return table
 

@@ -1,4 +1,6 @@
-"""Judging the articles' claims against measurements (rules from blockbench.judge.claim_rules).
+"""Each part of a claim measured in one run and judged on the run's own interval: the
+evaluators blockbench.judge.verdicts calls (and blockbench.judge.stopping, which sizes the
+rounds a part needs). Rules from blockbench.judge.claim_rules.
 
 A claim has parts; each part is one of
 - `ratio`: sum of `num` cell times over sum of `den` cell times at one size;
@@ -6,41 +8,21 @@ A claim has parts; each part is one of
 - `growth`: the exponent of a phase's time against the workload's amount of work;
 - `check`: every named cell matched the float64 reference (and published values, if any).
 Every measured value carries a 95% CI from its cells' processes
-(blockbench.judge.uncertainty.METHOD), judged with the spread of a between-run study's runs
-where one exists for the run's kind of machine (blockbench.judge.studies, .between_runs),
-and a part `holds` when its whole CI satisfies its rule, `fails` when none of it does, and is
-`inconclusive` when the CI straddles the rule's boundary.
-A part's `size` is the article's; measured at another size, its outcome is only
-indicative. The claim is `not_reproduced` when a part fails at the article's setup,
-`not_run` when a part could not be measured (with the cells' own reason), `reproduced` when
-every part holds at the article's setup, and `inconclusive` otherwise.
+(blockbench.judge.uncertainty.METHOD); a part that could not be measured is `not_run`, with
+the cells' own reason.
 """
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
 from blockbench.judge import uncertainty
-from blockbench.judge.between_runs import StudyPart, judged
-from blockbench.judge.claim_rules import FAILS, HOLDS, INCONCLUSIVE, decide, region, side_terms
-from blockbench.judge.part_result import (
-    NOT_REPRODUCED,
-    NOT_RUN,
-    REPRODUCED,
-    PartResult,
-)
-from blockbench.judge.run_view import (
-    Missing,
-    RunView,
-    _phase,
-    choose_size,
-    ratio_at,
-)
+from blockbench.judge.claim_rules import FAILS, HOLDS, decide, side_terms
+from blockbench.judge.part_result import NOT_RUN, PartResult
+from blockbench.judge.run_view import Missing, RunView, _phase, choose_size, ratio_at
 from blockbench.judge.scales import from_scale
 from blockbench.judge.uncertainty import Spread
-from blockbench.judge.wording import part_ci, undecided
-from blockbench.measure.core_speed import STEADY, UNKNOWN
 
 
 def _result(
@@ -51,8 +33,9 @@ def _result(
     scale: str = "log",
     **fields: Any,
 ) -> PartResult:
-    """A measured part, judged on this run's own CI (a between-run study may judge it again,
-    `with_study`), or on `passed` (checks). `spread` is on the part's scale."""
+    """A measured part, judged on this run's own CI (a between-run study may judge it again:
+    blockbench.judge.verdicts.with_study), or on `passed` (checks). `spread` is on the
+    part's scale."""
     if spread is None:
         low = high = None
         outcome = HOLDS if passed else FAILS
@@ -221,69 +204,3 @@ def evaluate_part(view: RunView, part: dict[str, Any]) -> PartResult:
             detail=str(why),
             code=part.get("code", ""),
         )
-
-
-def with_study(r: PartResult, study: StudyPart | None) -> PartResult:
-    """The part judged again with the runs of a between-run study of its kind of machine
-    (blockbench.judge.between_runs.judged): never narrower than the run's own interval."""
-    if study is None or r.spread is None or study.runs < 2:
-        return r
-    low, high = (r.from_scale(x) for x in judged(r.spread, r.processes, study))
-    return replace(r, ci_low=low, ci_high=high, outcome=decide(r.condition, low, high), study=study)
-
-
-# What a verdict says in place of a bound where the run's intervals may not cover 95%; the
-# report shortens a confidence to these words and says the reason once per run.
-NO_CONFIDENCE = "no confidence stated"
-
-
-def confidence(verdict_: str, parts: list[PartResult], unsupported: str = "") -> str:
-    """A verdict's confidence: a bound that holds if each part's interval covers 95%, not
-    the chance that the verdict is right. Each part's test of a one-sided rule errs at most
-    2.5%; 'reproduced' needs every part, so it errs at most 2.5%; 'not_reproduced' needs any
-    one, so a claim that holds draws it at most the sum of its parts' risks (Bonferroni's
-    bound, stated rather than corrected), where a two-sided rule (`between a and b`) can
-    refuse a value inside it on either side: 5%. `unsupported`: why the run's intervals may
-    not cover 95% (unsupported_by), said instead of a bound. '' where a verdict rests on no
-    interval (not run, inconclusive, checks alone)."""
-    tested = [p for p in parts if p.ci_low is not None and not p.indicative]
-    if not tested or verdict_ not in (REPRODUCED, NOT_REPRODUCED):
-        return ""
-    if unsupported:
-        return f"{NO_CONFIDENCE}: {unsupported}"
-    if verdict_ == REPRODUCED:
-        return ">=97.5%"
-    risk = sum(5.0 if region(p.condition).two_sided else 2.5 for p in tested)
-    said = f">={100 - risk:g}%"
-    return said if len(tested) == 1 else f"{said} (any of {len(tested)} parts)"
-
-
-def unsupported_by(core_speed: str, studied: bool) -> str:
-    """Why a run's intervals may not cover 95% ('' where they are supported): they cover the
-    spread between one run's processes, which a between-run study of the host widens to its
-    runs'; without one, only a host whose cores kept their speed through the run
-    (measure.core_speed) is one where docs/statistics.md measured them covering 95%."""
-    if studied or core_speed == STEADY:
-        return ""
-    if core_speed == UNKNOWN:
-        return "the run's cores were not read for speed, and no between-run study judges it"
-    return f"the run's cores read as {core_speed}, where one run's intervals cover less than 95%"
-
-
-def verdict(parts: list[PartResult]) -> tuple[str, str]:
-    """(verdict, reason): a failure at the article's setup refutes; anything unmeasured
-    leaves the claim open; reproduced needs every part to hold at the article's setup."""
-    failed = [p for p in parts if p.outcome == FAILS and not p.indicative]
-    missing = [p for p in parts if p.outcome == NOT_RUN]
-    open_ = [p for p in parts if p.outcome == INCONCLUSIVE or p.indicative]
-    if failed:
-        return NOT_REPRODUCED, "; ".join(
-            f"{p.name} fails: {part_ci(p)} is outside {p.condition}" for p in failed
-        )
-    if missing:
-        held = [p.name for p in parts if p.outcome == HOLDS]
-        reason = "; ".join(f"{p.name}: {p.detail}" for p in missing)
-        return NOT_RUN, reason + (f" (measured parts hold: {', '.join(held)})" if held else "")
-    if open_:
-        return INCONCLUSIVE, "; ".join(undecided(p) for p in open_)
-    return REPRODUCED, ""
