@@ -129,10 +129,15 @@ def _rule(r: Any) -> str:
     return _cell(r.metric) + (f" ({rule})" if rule else "")
 
 
+def without_marks(name: str) -> str:
+    """A machine's name as a reader says it: 'Intel(R) Xeon(R) Processor' -> 'Intel Xeon
+    Processor'."""
+    return " ".join(name.replace("(R)", "").replace("(TM)", "").split())
+
+
 def _on(r: Any) -> str:
-    """Where a claim was measured, without the trademarks: 'cpu: Intel Xeon Processor'."""
-    on = _cell(r.device_model) or _cell(r.device)
-    return on.replace("(R)", "").replace("(TM)", "")
+    """Where a claim was measured: 'cpu: Intel Xeon Processor'."""
+    return without_marks(_cell(r.device_model) or _cell(r.device))
 
 
 def _verdicts(runs: pd.DataFrame, parts: pd.DataFrame) -> list[str]:

@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from blockbench.judge.verdicts import fmt
-from blockbench.present.claims_report import what_ran
+from blockbench.present.claims_report import what_ran, without_marks
 from blockbench.records.layout import raw_files
 from blockbench.records.spec import METHOD_VERSION
 from blockbench.records.store import read_json
@@ -68,7 +68,7 @@ def run_facts(run: Path) -> dict[str, Any]:
         # Snakemake's start and the report
         "measuring_s": max(r["finished_at"] or r["started_at"] for r in records)
         - first["started_at"],
-        "cpu": re.sub(r"\((R|TM)\)", "", host["cpu_model"]).replace("  ", " ").strip()
+        "cpu": without_marks(host["cpu_model"])
         + f", {host['cpu_count_logical']} CPUs"
         + (f" ({host['cpu_signature']})" if host.get("cpu_signature") else ""),
         "gpus": gpus,
