@@ -11,10 +11,10 @@ import yaml
 from matplotlib import pyplot as plt
 from test_claims import row
 
-from blockbench.judge import article_points, articles, claim_rules, verdicts
+from blockbench.judge import articles, claim_rules, verdicts
 from blockbench.judge.aggregate import cells
 from blockbench.judge.run_view import RunView
-from blockbench.present import article_figures, figures
+from blockbench.present import article_figures, article_points, figures
 from blockbench.run import stages
 from blockbench.workloads import grad_logistic
 

@@ -421,7 +421,7 @@ def test_committed_runs_each_judged_with_a_study_of_the_others_cover_their_mean(
 
 
 def test_article_figures_pool_a_rows_points_only_where_enough_runs_measured_it() -> None:
-    from blockbench.judge.article_points import Point, point, pooled_point
+    from blockbench.present.article_points import Point, point, pooled_point
 
     points = [point(Spread(math.log(v), ((0.05, 2.0),)), 3, "") for v in (2.0, 2.4, 2.2)]
     got = pooled_point(points)

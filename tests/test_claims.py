@@ -724,16 +724,16 @@ def test_a_part_lists_only_the_warnings_of_the_phases_it_uses_each_kind_once():
 
 
 def test_the_report_describes_the_interval_the_code_computes():
-    """The report's sentence on the method is the module's own, and the code does what it
+    """The report states the method (claims_report.METHOD), and the code does what it
     says: the geometric mean of process medians, the t interval on the logs with R - 1 df,
     and for a sum of terms the quantile of the sum (checked against many draws), named for
     what it is (a fiducial interval), never called exact; and the report says what each
     interval covers and each verdict's confidence."""
     _, _, markdown = judged(SIZES, ratio_part(size=100))
     assert claims_report.COMPUTED in markdown
-    assert uncertainty.METHOD in claims_report.COMPUTED
-    assert "Student t interval on the logs" in uncertainty.METHOD
-    assert "Behrens-Fisher fiducial interval" in uncertainty.METHOD
+    assert claims_report.METHOD in claims_report.COMPUTED
+    assert "Student t interval on the logs" in claims_report.METHOD
+    assert "Behrens-Fisher fiducial interval" in claims_report.METHOD
     assert "exact" not in claims_report.COMPUTED.lower()
     for covers in ("this run's processes only", "this host's runs over the span", "pooled"):
         assert covers in claims_report.COMPUTED

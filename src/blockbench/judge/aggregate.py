@@ -3,9 +3,9 @@
 Each cell is measured by several worker processes (`repeats`), one JSON each. The process
 table keeps one row per (cell, process, phase) with its raw samples; the cell table
 summarises a cell's processes: the geometric mean of their medians with its interval
-(blockbench.judge.uncertainty.METHOD says how), and how far the processes disagree. Runs
-from other machines (a GPU cluster's run copied back, a committed reference run) are just
-more JSON: every row carries its run label and the model of the device it ran on.
+(blockbench.judge.uncertainty says how), and how far the processes disagree. Runs from other
+machines (a GPU cluster's run copied back, a committed reference run) are just more JSON:
+every row carries its run label and the model of the device it ran on.
 """
 
 import math
@@ -88,11 +88,6 @@ def read_record(path: Path) -> dict[str, Any]:
     return record
 
 
-def device_model(record: dict[str, Any]) -> str:
-    dev = record["provenance"].get("device") or {}
-    return str(dev.get("model") or "not present")
-
-
 def _get(d: dict[str, Any] | None, *keys: str) -> Any:
     for key in keys:
         if not isinstance(d, dict):
@@ -120,7 +115,7 @@ def cell_columns(record: dict[str, Any], source: Path) -> dict[str, Any]:
     """The columns every row of a cell shares: identity, status, check, key provenance."""
     prov = record["provenance"]
     cell = record["cell"]
-    model = device_model(record)
+    model = str(_get(prov, "device", "model") or "not present")
     nvml = _get(prov, "device", "nvml") or {}
     threads = prov.get("threads") or {}
     return {

@@ -14,10 +14,9 @@ degrees of freedom whatever the split between b and e: no variance component is 
 - `judged`: one run's interval with a study: half-width max(t_{k-1} S, the run's own). A run
   with fewer processes than the study's design also carries the share of its own error the
   study's runs did not hold (its own terms times sqrt(1 - R_run / R_study)), added to S's
-  term as a sum of t terms (blockbench.judge.uncertainty). A second candidate sized from
-  the study's per-process variance was dropped: benchmarks/interval_coverage.py shows every
-  setting meets its coverage target without it (docs/statistics.md). Monotone in S and in
-  the run's own spread by construction.
+  term as a sum of t terms (blockbench.judge.uncertainty); benchmarks/interval_coverage.py
+  shows every setting meets its coverage target (docs/statistics.md, with the candidates
+  dropped). Monotone in S and in the run's own spread by construction.
 - `pool`: several runs of one kind as one estimate: their mean, with the study's S over
   sqrt(runs) where a study exists, and with the runs' own spread on runs - 1 df where three
   or more are pooled (the wider of the two); two runs with no study are too few.

@@ -7,9 +7,8 @@ A claim has parts; each part is one of
 - `trend`: the exponent of that ratio against size (> 0: it grows with size);
 - `growth`: the exponent of a phase's time against the workload's amount of work;
 - `check`: every named cell matched the float64 reference (and published values, if any).
-Every measured value carries a 95% CI from its cells' processes
-(blockbench.judge.uncertainty.METHOD); a part that could not be measured is `not_run`, with
-the cells' own reason.
+Every measured value carries a 95% CI from its cells' processes (blockbench.judge.uncertainty);
+a part that could not be measured is `not_run`, with the cells' own reason.
 """
 
 from dataclasses import dataclass
@@ -21,8 +20,7 @@ from blockbench.judge import uncertainty
 from blockbench.judge.claim_rules import FAILS, HOLDS, decide, side_terms
 from blockbench.judge.part_result import NOT_RUN, PartResult
 from blockbench.judge.run_view import Missing, RunView, _phase, choose_size, ratio_at
-from blockbench.judge.scales import from_scale
-from blockbench.judge.uncertainty import Spread
+from blockbench.judge.uncertainty import Spread, from_scale
 
 
 def _result(

@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 
 from blockbench.judge.between_runs import StudyPart
 from blockbench.judge.claim_rules import INCONCLUSIVE
-from blockbench.judge.scales import from_scale, on_scale
 from blockbench.judge.uncertainty import Spread
 
 REPRODUCED, NOT_REPRODUCED, NOT_RUN = "reproduced", "not_reproduced", "not_run"
@@ -41,12 +40,6 @@ class PartResult:
     run_low: float | None = None  # this run's own interval, before any between-run term
     run_high: float | None = None
     study: StudyPart | None = None  # the study's runs this part was judged with (None: none)
-
-    def on_scale(self, x: float) -> float:
-        return on_scale(x, self.scale)
-
-    def from_scale(self, x: float) -> float:
-        return from_scale(x, self.scale)
 
     @property
     def indicative(self) -> bool:

@@ -18,8 +18,7 @@ from blockbench.judge.between_runs import Pooled, StudyPart, pool
 from blockbench.judge.claim_rules import FAILS, HOLDS, INCONCLUSIVE, decide
 from blockbench.judge.part_result import NOT_RUN, PartResult
 from blockbench.judge.run_view import RunView
-from blockbench.judge.scales import from_scale
-from blockbench.judge.uncertainty import Spread
+from blockbench.judge.uncertainty import Spread, from_scale
 
 
 @dataclass(frozen=True)
@@ -91,18 +90,17 @@ def pool_part(parts: list[PartResult]) -> PooledPart:
     got = pool_values(runs, first.scale, study)
     assert got is not None  # every run has a usable interval
     detail = f"{got.how}: I^2 = {got.i2:.0%}, tau = {got.tau:.3g} on the {first.scale} scale"
-    low, high = got.low, got.high
     pooled = replace(
         first,
         measured=got.estimate,
-        ci_low=low,
-        ci_high=high,
+        ci_low=got.low,
+        ci_high=got.high,
         run_low=None,
         run_high=None,
         spread=None,
         study=study,
-        outcome=INCONCLUSIVE if low is None else decide(first.condition, low, high),
+        outcome=INCONCLUSIVE if got.low is None else decide(first.condition, got.low, got.high),
         detail=detail,
         warnings=sorted({w for p in measured for w in p.warnings}),
     )
-    return PooledPart(pooled, got.runs, got.i2, got.tau, too_few=low is None)
+    return PooledPart(pooled, got.runs, got.i2, got.tau, too_few=got.low is None)

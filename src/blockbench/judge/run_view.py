@@ -164,7 +164,8 @@ class RunView:
 
     def processes_of(self, term: dict[str, Any], size: int) -> pd.DataFrame:
         """The processes' rows of one cell and phase, indexed by process (`repeat`)."""
-        return self._processes[(*self._cell(term, size), _phase(term))]
+        cell = (self.run_label, term["device"], term["workload"], term["impl"], size)
+        return self._processes[(*cell, _phase(term))]
 
     def term(self, term: dict[str, Any], size: int) -> Term:
         hit = self.ok_rows(term, size)
@@ -194,15 +195,6 @@ class RunView:
         per_process = sum(r.loc[common, "median_s"].to_numpy(float) for r in rows)
         return uncertainty.of_processes(per_process, common, first_rounds(rows)), len(common)
 
-    def _cell(self, term: dict[str, Any], size: int) -> tuple:
-        return (self.run_label, term["device"], term["workload"], term["impl"], size)
-
-    def split_over_nodes(self, num: list, den: list, size: int) -> bool:
-        """Whether some round of these cells ran on two nodes (a cluster placed a block's
-        cells apart): then nothing that pairing would cancel is shared, and the ratio is not
-        paired."""
-        return _split_over_nodes([self.processes_of(t, size) for t in num + den])
-
     def paired_ratio(self, num: list, den: list, size: int) -> tuple[Spread, int] | None:
         """log(num / den) paired by process, and the processes (rounds) it stands on: when
         every term is a phase of one cell measured by several processes, or the terms' cells
@@ -217,7 +209,7 @@ class RunView:
             if len(blocks) != 1 or not next(iter(blocks)):
                 return None
         common = sorted(set.intersection(*(set(r.index) for r in rows.values())))
-        if len(common) < 2 or _split_over_nodes(list(rows.values())):
+        if len(common) < 2 or split_over_nodes(list(rows.values())):
             return None
 
         def side(terms: list) -> Any:
@@ -227,8 +219,9 @@ class RunView:
         return uncertainty.of_processes(side(num) / side(den), common, first), len(common)
 
 
-def _split_over_nodes(rows: list[pd.DataFrame]) -> bool:
-    """Whether the rounds of one block's cells (their process rows) ran on two nodes."""
+def split_over_nodes(rows: list[pd.DataFrame]) -> bool:
+    """Whether some round of one block's cells (their process rows) ran on two nodes (a
+    cluster placed the cells apart): then nothing that pairing would cancel is shared."""
     blocks = {b for r in rows for b in r["block"]}
     if any("hostname" not in r for r in rows) or len(blocks) != 1 or not next(iter(blocks)):
         return False  # not a block: its cells are independent anyway
@@ -360,7 +353,7 @@ def ratio_at(view: RunView, part: dict[str, Any], size: int) -> Measured:
     how = ""
     if paired is not None and len({(t["device"], t["impl"]) for t in num + den}) > 1:
         how = "cells measured back to back in one block; ratio paired over its rounds"
-    if paired is None and view.split_over_nodes(num, den, size):
+    if paired is None and split_over_nodes([view.processes_of(t, size) for t in num + den]):
         how = "not paired: a round of its cells ran on two nodes"
     if paired is None:
 

@@ -83,8 +83,7 @@ class Study:
     out_of_sample: str = ""
 
     def span(self) -> str:
-        """'2026-11-20T10:02:00Z to 2026-11-21T08:40:00Z': when its first and last runs
-        started."""
+        """When its first and last runs started: '2026-11-20T10:02:00Z to 2026-11-21T08:40:00Z'."""
         started = sorted(str(r.get("started", "")) for r in self.runs if r.get("started"))
         return f"{started[0]} to {started[-1]}" if started else "unrecorded span"
 
@@ -101,13 +100,12 @@ class Study:
         return self.parts.get((claim_id, part))
 
     def why_not_applied(self, core_speed: str, design: str, blas: str, host: str = "") -> str:
-        """'' where the study applies to a run of its host (or kind, by its `scope`) whose
-        cores behaved as
-        `core_speed` says (blockbench.measure.core_speed.classify), whose processes were
+        """'' where the study applies to a run of its host (or kind, by its `scope`) whose cores
+        behaved as `core_speed` says (blockbench.measure.core_speed.classify), whose processes were
         measured under the study's `design` (`design_of`) and whose NumPy ran the study's BLAS
-        kernel (`blas_of`; '' on either side: nothing to compare), else why it does not: runs
-        whose cells sample for other times, or start with other rounds, spread otherwise, and
-        NumPy on another kernel is another speed (docs/measuring-traps.md)."""
+        kernel (`blas_of`; '' on either side: nothing to compare), else why not: runs whose cells
+        sample for other times, or start with other rounds, spread otherwise, and NumPy on another
+        kernel is another speed (docs/measuring-traps.md)."""
         name = Path(self.source).name or "given"
         if self.method != METHOD_VERSION:
             return (

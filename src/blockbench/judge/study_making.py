@@ -17,9 +17,8 @@ from blockbench.errors import InputError
 from blockbench.judge import verdicts
 from blockbench.judge.between_runs import StudyPart, judged
 from blockbench.judge.run_view import core_speed_of
-from blockbench.judge.scales import on_scale
 from blockbench.judge.studies import HOST, Study, blas_of, design_of, host_of, kind_of
-from blockbench.judge.uncertainty import Spread
+from blockbench.judge.uncertainty import Spread, on_scale
 from blockbench.measure.core_speed import STEADY, TWO_SPEED, UNKNOWN
 
 # Runs closer together than this share the machine's state: six runs made within one hour on

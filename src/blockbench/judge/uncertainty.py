@@ -33,20 +33,17 @@ from scipy import integrate, optimize, special, stats
 from blockbench.measure.stats import median_ci
 from blockbench.records.spec import CONFIDENCE
 
-# The method in words, for every reader-facing text (the claims report's legend, the docs).
-METHOD = (
-    "a cell's value is the geometric mean of the medians of the worker processes that "
-    "measured it; its interval is the Student t interval on the logs of those medians, "
-    "with one degree of freedom fewer than the processes (a ratio paired by process or round: "
-    "the same on the logs of the per-process ratios; where rounds were added on demand, "
-    "Stein's two-stage interval, from the first stage's spread; with a single process: the "
-    "order-statistic interval of its median). A ratio of unpaired cells, a sum or a fitted "
-    f"exponent adds those t terms, and its central {CONFIDENCE:.0%} is that of the sum's "
-    "distribution (the Behrens-Fisher fiducial interval, as GUM Supplement 1 propagates "
-    "distributions; conservative, computed by numerical inversion with its error checked)"
-)
-
 NORMAL_DF = math.inf
+
+
+def on_scale(x: float, scale: str) -> float:
+    """A claim part's analysis scale: a ratio's error is modelled on the log scale, an
+    exponent's as it is; its interval, the between-run term and pooling all work there."""
+    return math.log(x) if scale == "log" else x
+
+
+def from_scale(x: float, scale: str) -> float:
+    return math.exp(x) if scale == "log" else x
 
 
 @dataclass(frozen=True)

@@ -3,15 +3,12 @@ judged run by run, each part, then each claim's verdict and its confidence; runs
 hardware pooled; the claims and parts tables that every later step reads, with the words
 they say it in (where runs on the same hardware disagree: blockbench.present.run_comparison).
 
-Each part is measured and judged on the run's own 95% CI
-(blockbench.judge.part_evaluators), then again with the spread of a between-run study's runs
-where one exists for the run's kind of machine (blockbench.judge.studies, .between_runs): it
-`holds` when its whole CI satisfies its rule, `fails` when none of it does, and is
-`inconclusive` when the CI straddles the rule's boundary. A part's `size` is the article's;
-measured at another size, its outcome is only indicative. The claim is `not_reproduced` when
-a part fails at the article's setup, `not_run` when a part could not be measured (with the
-cells' own reason), `reproduced` when every part holds at the article's setup, and
-`inconclusive` otherwise.
+Each part is measured and judged on the run's own 95% CI (blockbench.judge.part_evaluators),
+then again with the spread of a between-run study's runs where one exists for the run's kind
+of machine (blockbench.judge.studies, .between_runs): it `holds` when its whole CI satisfies
+its rule, `fails` when none of it does, and is `inconclusive` when the CI straddles the
+rule's boundary. Measured at another size than the article's, its outcome is only
+indicative. The claim's verdict follows from its parts (`verdict`).
 
 One row per (run, claim) in the claims table, one per (run, claim, part) in the parts
 table; pooled columns repeat on every run of a pool so that each row reads on its own.
@@ -31,6 +28,7 @@ from blockbench.judge.part_result import NOT_REPRODUCED, NOT_RUN, REPRODUCED, Pa
 from blockbench.judge.pooling import PooledPart, pool_groups, pool_part
 from blockbench.judge.run_view import RunView, collapse
 from blockbench.judge.studies import MIN_PROCESS_VALUES, Kind, Study
+from blockbench.judge.uncertainty import from_scale
 from blockbench.measure.core_speed import STEADY, UNKNOWN
 
 
@@ -71,7 +69,7 @@ def with_study(r: PartResult, study: StudyPart | None) -> PartResult:
     (blockbench.judge.between_runs.judged): never narrower than the run's own interval."""
     if study is None or r.spread is None or study.runs < 2:
         return r
-    low, high = (r.from_scale(x) for x in judged(r.spread, r.processes, study))
+    low, high = (from_scale(x, r.scale) for x in judged(r.spread, r.processes, study))
     return replace(r, ci_low=low, ci_high=high, outcome=decide(r.condition, low, high), study=study)
 
 
@@ -137,14 +135,8 @@ class Pool:
     """One claim pooled over the runs of one kind of machine and JAX release."""
 
     parts: list[PooledPart]
-    verdict: str
+    verdict: str  # '' where a part's runs were too few to pool
     runs: list[str]
-
-    @property
-    def primary(self) -> bool:
-        """The pooled verdict is the one to quote unless a part was too few runs to pool
-        (and then there is none)."""
-        return bool(self.verdict)
 
 
 def _pools(
@@ -181,7 +173,7 @@ def _claim_row(
         "verdict": verdict_,
         "confidence": confidence(verdict_, parts, unsupported),
         # the one to quote: the pooled verdict where runs are pooled, else its own
-        "primary_verdict": pool.verdict if pool and pool.primary else verdict_,
+        "primary_verdict": pool.verdict if pool and pool.verdict else verdict_,
         **_interval(head),
         "between_run": between_note(view, parts),
         **_pooled_columns(pool),
@@ -305,15 +297,11 @@ def fmt(x: float | None) -> str:
 
 def value_ci(value: Any, low: Any, high: Any) -> str:
     """`2.1 [1.44, 3.26]`, the value alone where it has no CI, '' where nothing."""
-    if _missing(value):
+    if pd.isna(value):
         return ""
-    if _missing(low):
+    if pd.isna(low):
         return fmt(value)
     return f"{fmt(value)} [{fmt(low)}, {fmt(high)}]"
-
-
-def _missing(x: Any) -> bool:
-    return x is None or (isinstance(x, float) and pd.isna(x))
 
 
 def part_ci(p: PartResult) -> str:

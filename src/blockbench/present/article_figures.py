@@ -20,7 +20,11 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import FormatStrFormatter, NullFormatter
 from matplotlib.transforms import blended_transform_factory
 
-from blockbench.judge.article_points import (
+from blockbench.judge.articles import Articles, Figure, Source
+from blockbench.judge.part_evaluators import growth_fit
+from blockbench.judge.pooling import pool_groups
+from blockbench.judge.run_view import Missing, RunView
+from blockbench.present.article_points import (
     Point,
     Row,
     add_pooled,
@@ -31,10 +35,6 @@ from blockbench.judge.article_points import (
     term_of,
     time_point,
 )
-from blockbench.judge.articles import Articles, Figure, Source
-from blockbench.judge.part_evaluators import growth_fit
-from blockbench.judge.pooling import pool_groups
-from blockbench.judge.run_view import Missing, RunView
 from blockbench.records.spec import PHASE_WORDS
 
 ARTICLE_COLOR = "0.2"

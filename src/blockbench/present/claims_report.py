@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from blockbench.judge import stopping, uncertainty
+from blockbench.judge import stopping
 from blockbench.judge.aggregate import HOST_KIND, PROCESS
 from blockbench.judge.between_runs import MIN_UNSTUDIED
 from blockbench.judge.claim_rules import HOLDS
@@ -22,6 +22,7 @@ from blockbench.judge.verdicts import NO_CONFIDENCE, fmt, value_ci
 from blockbench.measure import core_speed
 from blockbench.present import stops
 from blockbench.records import timeline
+from blockbench.records.spec import CONFIDENCE
 
 # The checkout's documentation, which claims.md links to from wherever it is written.
 DOCS = Path(__file__).resolve().parents[3] / "docs"
@@ -50,8 +51,21 @@ def legend(docs: str = "../docs") -> list[str]:
     return textwrap.wrap(text, WIDTH, break_long_words=False, break_on_hyphens=False)
 
 
+# How a value and its interval are computed (blockbench.judge.uncertainty), in a reader's words.
+METHOD = (
+    "a cell's value is the geometric mean of the medians of the worker processes that "
+    "measured it; its interval is the Student t interval on the logs of those medians, "
+    "with one degree of freedom fewer than the processes (a ratio paired by process or round: "
+    "the same on the logs of the per-process ratios; where rounds were added on demand, "
+    "Stein's two-stage interval, from the first stage's spread; with a single process: the "
+    "order-statistic interval of its median). A ratio of unpaired cells, a sum or a fitted "
+    f"exponent adds those t terms, and its central {CONFIDENCE:.0%} is that of the sum's "
+    "distribution (the Behrens-Fisher fiducial interval, as GUM Supplement 1 propagates "
+    "distributions; conservative, computed by numerical inversion with its error checked)"
+)
+
 COMPUTED = (
-    f"Every value is shown with its 95% confidence interval: {uncertainty.METHOD}. Each run "
+    f"Every value is shown with its 95% confidence interval: {METHOD}. Each run "
     "says what its intervals cover: this run's processes only (the spread between its worker "
     "processes on this host in this hour); or, where a between-run study of this host "
     "exists (made by this method), this host's runs over the span the study saw: the wider "

@@ -25,8 +25,7 @@ import pandas as pd
 
 from blockbench.judge.claim_rules import decide
 from blockbench.judge.pooling import pool_values
-from blockbench.judge.scales import on_scale
-from blockbench.judge.uncertainty import Spread
+from blockbench.judge.uncertainty import Spread, on_scale
 from blockbench.judge.verdicts import value_ci
 
 DECISIVE = {"reproduced", "not_reproduced"}

@@ -1,8 +1,8 @@
 """The values an article figure shows: each run's time or ratio for one of the article's
 cases, with its 95% CI, or why it has none, and runs of one kind of machine pooled.
 
-Computed here, in the judging layer, from the tables the claims are judged on, and drawn by
-blockbench.present.article_figures, which computes nothing itself.
+Computed with the claims' own lookups and pooling (blockbench.judge.run_view, .pooling),
+and drawn by blockbench.present.article_figures, which computes nothing itself.
 """
 
 import math
