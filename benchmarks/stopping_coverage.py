@@ -16,8 +16,8 @@ interval is wider than the target").
    run under the rule with the study's floor (it stops once its own interval is inside the
    study's term), judged by blockbench.judge.between_runs.judged with the study's median
    rounds as its design. The truth is the mean over runs.
-3. Rounds sized to decide a part its first stage left undecided (to_the_rule): the rule
-   issue 63 asked for, simulated before shipping, and not shipped (docs/statistics.md).
+3. Rounds that could decide a part (two_looks): the two-look rule shipped for a part of one
+   t term, against Stein's and against aiming at the bound, the rule rejected before it.
 Prints each setting's coverage and each side's miss; the targets are interval_coverage's.
 """
 
@@ -29,6 +29,7 @@ import numpy as np
 from interval_coverage import ONE_SIDED, SLOW_JUMP, SLOW_SHARE, TWO_SIDED, Setting, processes
 
 from blockbench.judge.between_runs import StudyPart, judged
+from blockbench.judge.part_evaluators import LOOK_CONFIDENCE as LOOK
 from blockbench.judge.stopping import Need, Unit, allocate
 from blockbench.judge.uncertainty import Spread, t_quantile
 
@@ -133,34 +134,51 @@ def with_study(studies: int, d: float) -> None:
         )
 
 
-def to_the_rule(runs: int, d: float) -> None:
-    """3. Rounds sized to decide (issue: an undecided part takes the rounds that could decide
-    it): after the first stage, a part whose interval straddles its rule's bound (here 0)
-    aims at the first stage's distance to it, not at the precision target; the interval is
-    Stein's, on every round. Its rounds then depend on the first stage's value, not only on
-    its spread, and the first stage is looked at twice: near the bound the run decides the
-    wrong side more often than 2.5%. Printed: coverage, each side's miss, the wrong side
-    (fails where the truth holds, or holds where it fails), against Stein's rule."""
-    print(f"3. rounds sized to the bound (target x{math.exp(d):.3g}; coverage, misses, wrong side)")
-    for (arm, sigma), first, k in itertools.product(ARMS[:4], (3, 5), (0.0, 0.5, 1.0)):
+def two_looks(runs: int, d: float) -> None:
+    """3. Rounds that could decide a part (blockbench.judge.stopping's two looks), against
+    Stein's rule and the rule rejected before it. The truth lies k standard errors of the
+    first stage above the rule's bound (0). Stein: rounds to the precision target, judged
+    at 95%. To the bound (rejected): a part whose first stage straddles aims its rounds at
+    the first stage's distance to the bound, Stein's interval at 95%; its rounds read the
+    value, so the first stage is looked at twice. Two looks (shipped): the first stage at
+    97.5%; where it straddles, every round to the cap, the ordinary t at 97.5% (Bonferroni
+    over the two). Printed: coverage, each side's miss, the wrong side (fails where the
+    truth holds), the share left undecided and the mean rounds."""
+    print(f"3. rounds to decide (target x{math.exp(d):.3g}; coverage (misses) wrong, open, rounds)")
+    most = 12
+    for (arm, sigma), first, k in itertools.product(ARMS[:4], (3, 5), (0.0, 0.5, 1.0, 2.0, 4.0)):
         rng = np.random.default_rng(3)
-        mu = k * sigma / math.sqrt(first)  # the truth, k standard errors above the bound
-        x = mu + processes(rng, Setting(1, (first,), first, 0.0, arm, sigma), (runs, 12))
+        mu = k * sigma / math.sqrt(first)
+        x = mu + processes(rng, Setting(1, (first,), first, 0.0, arm, sigma), (runs, most))
         head = x[:, :first]
-        t = t_quantile(first - 1)
-        h0 = t * head.std(axis=1, ddof=1) / math.sqrt(first)
-        m0 = head.mean(axis=1)
+        m0, s0 = head.mean(axis=1), head.std(axis=1, ddof=1)
+        h0 = t_quantile(first - 1) * s0 / math.sqrt(first)
         said = []
         for aim in (np.full(runs, d), np.where(abs(m0) < h0, np.minimum(d, abs(m0)), d)):
-            rounds = np.clip(np.ceil(first * (h0 / aim) ** 2 - 1e-9), first, 12).astype(int)
+            rounds = np.clip(np.ceil(first * (h0 / aim) ** 2 - 1e-9), first, most).astype(int)
             centre = np.cumsum(x, axis=1)[np.arange(runs), rounds - 1] / rounds
-            half = h0 * math.sqrt(first) / np.sqrt(rounds)
+            said.append((centre, h0 * math.sqrt(first) / np.sqrt(rounds), rounds))
+        h1 = t_quantile(first - 1, LOOK) * s0 / math.sqrt(first)
+        h2 = t_quantile(most - 1, LOOK) * x.std(axis=1, ddof=1) / math.sqrt(most)
+        decided = abs(m0) > h1
+        said.append(
+            (
+                np.where(decided, m0, x.mean(axis=1)),
+                np.where(decided, h1, h2),
+                np.where(decided, first, most),
+            )
+        )
+        words = []
+        for centre, half, rounds in said:
             cov, low, high = shares(centre - mu, half)
-            wrong = np.mean(centre + half < 0) if mu > 0 else np.mean(centre - half > 0)
-            said.append(f"{cov:.3f} ({low:.3f}, {high:.3f}) wrong {wrong:.3f}")
+            wrong = float(np.mean(centre + half < 0)) if mu > 0 else 0.0
+            open_ = float(np.mean(abs(centre) < half))
+            words.append(
+                f"{cov:.3f} ({low:.3f}, {high:.3f}) {wrong:.3f}, {open_:.2f}, {rounds.mean():.1f}"
+            )
         print(
-            f"  {arm:6s} sigma={sigma:<4} first={first} truth {k:g} se: Stein {said[0]} | "
-            f"to the bound {said[1]}"
+            f"  {arm:6s} sigma={sigma:<4} first={first} truth {k:g} se: Stein {words[0]} | "
+            f"to the bound {words[1]} | two looks {words[2]}"
         )
 
 
@@ -172,7 +190,7 @@ def main() -> None:
     args = p.parse_args()
     d = math.log(args.precision)
     own_intervals(args.runs, d)
-    to_the_rule(args.runs, d)
+    two_looks(args.runs, d)
     if args.studies:
         with_study(args.studies, d)
 

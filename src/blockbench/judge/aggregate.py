@@ -140,6 +140,7 @@ def cell_columns(record: dict[str, Any], source: Path) -> dict[str, Any]:
         # the run's stopping rule: the first stage's rounds (Stein's interval reads them; 0: a
         # fixed design) and the rule's settings (blockbench.judge.stopping)
         "first_rounds": _get(prov, "config", "first_rounds") or 0,
+        "max_rounds": _get(prov, "config", "max_rounds") or 0,
         "design": _get(prov, "config", "design") or "",
         "cores": threads.get("n_cores"),
         "blas_threads": threads.get("blas_threads"),

@@ -11,16 +11,21 @@ Every measured value carries a 95% CI from its cells' processes (blockbench.judg
 a part that could not be measured is `not_run`, with the cells' own reason.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pandas as pd
 
 from blockbench.judge import uncertainty
-from blockbench.judge.claim_rules import FAILS, HOLDS, decide, side_terms
+from blockbench.judge.claim_rules import FAILS, HOLDS, INCONCLUSIVE, decide, side_terms
 from blockbench.judge.part_result import NOT_RUN, PartResult
 from blockbench.judge.run_view import Missing, RunView, _phase, choose_size, ratio_at
-from blockbench.judge.uncertainty import Spread, from_scale
+from blockbench.judge.uncertainty import Spread, from_scale, t_quantile
+from blockbench.records.spec import CONFIDENCE
+
+# Each of a part's two looks is judged at this level, so that whichever it stops at errs at
+# most 2.5% a side over both (Bonferroni; blockbench.judge.stopping).
+LOOK_CONFIDENCE = 1 - (1 - CONFIDENCE) / 2
 
 
 def _result(
@@ -189,6 +194,46 @@ EVALUATORS = {"ratio": eval_ratio, "trend": eval_trend, "growth": eval_growth, "
 
 
 def evaluate_part(view: RunView, part: dict[str, Any]) -> PartResult:
+    """A part judged in one look, or in two where rounds are added on demand: on its first
+    stage, and where that leaves it undecided, on every round (the ordinary t where it took
+    max_rounds, Stein's where a budget or a failure cut it short), each at LOOK_CONFIDENCE.
+    Two looks need one t term of this run's own (a ratio of one cell or one block's cells);
+    a part over several, or one a between-run study judges, keeps Stein's single look."""
+    whole = _evaluate(view, part)
+    s = whole.spread
+    if not view.max_rounds or view.study or part.get("kind", "ratio") != "ratio":
+        return whole
+    if s is None or len(s.terms) != 1 or whole.indicative:
+        return whole
+    first = _looked(_evaluate(view.first_stage(), part), part, 1)
+    if first.outcome != INCONCLUSIVE:
+        return first
+    at_cap = whole.processes >= view.max_rounds
+    return _looked(_evaluate(view.all_rounds(), part) if at_cap else whole, part, 2)
+
+
+def _looked(r: PartResult, part: dict[str, Any], look: int) -> PartResult:
+    """`r` judged on its interval at LOOK_CONFIDENCE (its one t term widened to it)."""
+    if r.spread is None or len(r.spread.terms) != 1:
+        return replace(r, look=look)
+    ((scale, df),) = r.spread.terms
+    wider = scale * t_quantile(df, LOOK_CONFIDENCE) / t_quantile(df)
+    spread = Spread(r.spread.estimate, ((wider, df),))
+    low, high = (from_scale(x, r.scale) for x in spread.interval())
+    outcome = decide(part["holds_if"], low, high)
+    return replace(
+        r,
+        spread=spread,
+        ci_low=low,
+        ci_high=high,
+        run_low=low,
+        run_high=high,
+        outcome=outcome,
+        look=look,
+    )
+
+
+def _evaluate(view: RunView, part: dict[str, Any]) -> PartResult:
     try:
         return EVALUATORS[part.get("kind", "ratio")](view, part)
     except Missing as why:

@@ -40,6 +40,7 @@ class PartResult:
     run_low: float | None = None  # this run's own interval, before any between-run term
     run_high: float | None = None
     study: StudyPart | None = None  # the study's runs this part was judged with (None: none)
+    look: int | None = None  # of two looks, the one it was judged at (None: a single look)
 
     @property
     def indicative(self) -> bool:

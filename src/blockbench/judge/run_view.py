@@ -92,6 +92,9 @@ class RunView:
             else ""
         )
         self.study = found if found and not self.study_note else None
+        # two looks (blockbench.judge.stopping): the most rounds a cell may take (0: one look)
+        self.max_rounds = int(mine["max_rounds"].max()) if "max_rounds" in mine else 0
+        self.stein = True  # an interval on rounds added on demand is Stein's (see all_rounds)
 
     @classmethod
     def each(
@@ -127,6 +130,22 @@ class RunView:
             )
             for key, g in self._processes.items()
         }
+        return other
+
+    def first_stage(self) -> "RunView":
+        """This view with each cell's processes cut to its first stage: the first look."""
+        other = copy.copy(self)
+        other._processes = {
+            key: g[g.index < g["first_rounds"]] if (g["first_rounds"] > 0).all() else g
+            for key, g in self._processes.items()
+        }
+        return other
+
+    def all_rounds(self) -> "RunView":
+        """This view with the ordinary t over every round: the second look's interval where
+        a part took max_rounds, a count fixed before anything was measured."""
+        other = copy.copy(self)
+        other.stein = False
         return other
 
     def _cell_rows(self, term: dict[str, Any], size: int | None = None) -> pd.DataFrame:
@@ -193,7 +212,8 @@ class RunView:
             parts = [uncertainty.of_samples(x) for x in samples]
             return uncertainty.log_sum(parts), 1
         per_process = sum(r.loc[common, "median_s"].to_numpy(float) for r in rows)
-        return uncertainty.of_processes(per_process, common, first_rounds(rows)), len(common)
+        first = first_rounds(rows) if self.stein else 0
+        return uncertainty.of_processes(per_process, common, first), len(common)
 
     def paired_ratio(self, num: list, den: list, size: int) -> tuple[Spread, int] | None:
         """log(num / den) paired by process, and the processes (rounds) it stands on: when
@@ -215,7 +235,7 @@ class RunView:
         def side(terms: list) -> Any:
             return sum(rows[id(t)].loc[common, "median_s"].to_numpy(float) for t in terms)
 
-        first = first_rounds(list(rows.values()))
+        first = first_rounds(list(rows.values())) if self.stein else 0
         return uncertainty.of_processes(side(num) / side(den), common, first), len(common)
 
 

@@ -1,6 +1,15 @@
 """Rounds on demand: after a run's first stage, how many rounds each block (and each lone
-cell) takes, so that every claim part's own interval reaches the precision it needs at the
-least cost, and why each part stopped where it did.
+cell) takes, so that every claim part is decided, or its own interval reaches the precision
+it needs, at the least cost; and why each part stopped where it did.
+
+A part of one t term of the run's own (a ratio of one cell, or of one block's cells) is
+looked at twice: its first stage, judged at 97.5%, and where that leaves it undecided, every
+round up to `max_rounds`, judged again at 97.5% (blockbench.judge.part_evaluators). Each
+look's interval misses at most 2.5% a side, so the look a part stops at misses at most 5%
+(Bonferroni): a part the first stage decides takes no rounds, and one it leaves undecided
+takes every round that could decide it. Its second look's count is fixed before anything is
+measured, so its interval is the ordinary t over all rounds (benchmarks/stopping_coverage.py).
+Every other part takes the rounds below.
 
 The rule is Stein's two-stage one (Stein 1945): the first stage's spread alone sets the
 number of rounds, and the interval is then built on that spread over the square root of all
@@ -13,7 +22,7 @@ A part judged with a between-run study cannot be narrower than the study's term,
 rounds it takes: a part whose first stage is already inside that term stops at once, and one
 that is not is sized to reach it, not the precision target. Rounds are capped per block
 (`max_rounds`) and the run's time (`budget_minutes`) goes where a round narrows the parts
-that still need it the most per second. Never on the verdict: a part's value plays no role.
+that still need it the most per second.
 """
 
 import math
@@ -22,7 +31,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from blockbench.judge.between_runs import between_half
-from blockbench.judge.claim_rules import Precision, side_terms
+from blockbench.judge.claim_rules import INCONCLUSIVE, Precision, side_terms
 from blockbench.judge.part_evaluators import evaluate_part
 from blockbench.judge.run_view import RunView
 
@@ -33,6 +42,8 @@ CAP = "at the round cap"
 BUDGET = "out of budget"
 NOT_MEASURED = "not measured"
 INDICATIVE = "indicative"
+DECIDED = "decided at its first look"
+UNDECIDED = "undecided at its first look"
 # What each reason means, for the report's legend.
 REASONS = {
     PRECISE: "its own interval is within its precision target",
@@ -46,6 +57,9 @@ REASONS = {
     NOT_MEASURED: "a cell it needs did not measure fine",
     INDICATIVE: "measured off its article's size, where no number of rounds can decide it: "
     "its first stage alone",
+    DECIDED: "its first stage's interval, at 97.5%, already meets or misses its rule",
+    UNDECIDED: "its first stage's interval, at 97.5%, straddled its rule: it took every round "
+    "up to max_rounds, and was judged on all of them, at 97.5% again",
 }
 
 
@@ -91,6 +105,7 @@ class Need:
 
     @property
     def target(self) -> float:
+        """Its half-width's target (0: a part its first look left undecided, to max_rounds)."""
         return max(self.precision, self.floor)
 
     def reads(self, unit: Unit) -> tuple[str, ...]:
@@ -115,6 +130,8 @@ class Need:
 
     def wanted(self, unit: Unit) -> int:
         """The rounds of `unit` that bring this part to its target."""
+        if not self.target:  # undecided at its first look: every round
+            return unit.most
         if self.half <= self.target:
             return unit.first
         return math.ceil(unit.first * (self.half / self.target) ** 2 - 1e-9)
@@ -191,6 +208,8 @@ def reason(need: Need, rounds: Mapping[str, int], units: Mapping[str, Unit]) -> 
     """Why a part stopped after `rounds` (per cell, as `allocate` gives them)."""
     paired = need.paired(rounds, units)
     own = need.projected(paired, units)
+    if not need.target:
+        return UNDECIDED if all(paired[u] >= units[u].most for u in need.units) else BUDGET
     if own <= need.precision * (1 + 1e-9):
         return PRECISE
     if need.floor > need.precision and own <= need.floor * (1 + 1e-9):
@@ -244,7 +263,8 @@ def needs_of(
     (`Precision.of`: the part's own, the one its article's margin asks, or the run's; all
     set before anything is measured); and the parts with no interval to size (a cell
     missing: `not measured`; a check: nothing) or none worth sizing (measured off the
-    article's size: `indicative`, its first stage alone)."""
+    article's size: `indicative`; decided at its first look: `decided`; both take their
+    first stage alone). A part its first look left undecided needs every round (target 0)."""
     needs, unsized = [], []
     for claim in claims:
         for part in claim["parts"]:
@@ -262,9 +282,11 @@ def needs_of(
             if result.spread is None or not mine:
                 unsized.append(Stopped(claim["id"], part["name"], NOT_MEASURED, 0, None, None))
                 continue
-            if result.indicative:  # never decisive: rounds would buy it nothing
-                first = max(units[name].first for name in mine)
-                unsized.append(Stopped(claim["id"], part["name"], INDICATIVE, first, None, None))
+            first = max(units[name].first for name in mine)
+            if result.indicative or (result.look and result.outcome != INCONCLUSIVE):
+                # never decisive, or decided: rounds would buy it nothing
+                said = INDICATIVE if result.indicative else DECIDED
+                unsized.append(Stopped(claim["id"], part["name"], said, first, None, None))
                 continue
             stored = view.study.part(claim["id"], part["name"]) if view.study else None
             # what the study gives a run of its design or more: more rounds lower the rest
@@ -280,7 +302,7 @@ def needs_of(
                     tuple(sorted(mine)),
                     result.spread.half_width(),
                     floor,
-                    math.log(precision.of(part)),
+                    0.0 if result.look else math.log(precision.of(part)),
                     _weights(view, part, result.spread.se, sorted(mine), units),
                     tuple(sorted(read)),
                 )
@@ -322,8 +344,8 @@ def decide(
             reason(n, rounds, units),
             max(n.paired(rounds, units).values()),
             n.half,
-            n.target,
-            n.precision,
+            n.target or None,
+            n.precision or None,
         )
         for n in needs
     ]

@@ -82,6 +82,11 @@ class MeasureParams:
         "the rounds of the cell's first stage when rounds are added on demand (recorded: its "
         "interval is Stein's, from those rounds' spread; 0: a fixed design)",
     )
+    max_rounds: int = option(
+        0,
+        "the most rounds a cell may take (recorded: a part its first stage left undecided "
+        "takes all of them and is judged on every round; 0: a fixed design)",
+    )
     design: str = option(
         "",
         "the run's stopping rule and its settings, in words (recorded: a between-run study "

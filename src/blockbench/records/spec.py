@@ -30,7 +30,10 @@ CONFIDENCE = 0.95
 # 10: one loop count per cell and phase, chosen by the cell's first process and used by the
 # others (blockbench.measure.parent.cell_loops); calibration stops growing only if the fastest
 # of three tries says so, and its wall-time guard leaves out the probe's readings.
-METHOD_VERSION = 10
+# 11: two looks (blockbench.judge.stopping): a part its first stage decides at 97.5% takes no
+# more rounds; one it leaves undecided takes every round up to max_rounds and is judged on all
+# of them at 97.5% (each look errs 2.5%, the two 5%: Bonferroni). Records keep max_rounds.
+METHOD_VERSION = 11
 # Every phase a cell can have, in the order a user meets them (and the harness measures them).
 PHASES = (
     "host_to_device",

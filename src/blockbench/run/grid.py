@@ -293,7 +293,7 @@ def design(config: dict[str, Any], first: Mapping[Cell, Settings]) -> str:
     digest = hashlib.sha256(cells_first.encode()).hexdigest()[:8]
     budget = config["budget_minutes"]
     return (
-        f"two-stage: {precision(config).words()}, first stage {counts[0]}-{counts[-1]} "
+        f"two looks: {precision(config).words()}, first stage {counts[0]}-{counts[-1]} "
         f"rounds ({digest}), max_rounds {config['max_rounds']}, "
         + (f"budget {budget:g} min" if budget else "no budget")
     )

@@ -100,6 +100,7 @@ class RunPlan:
             "threads": config["threads"],
             "block": self.block(job),
             "first_rounds": self.first[job.cell],
+            "max_rounds": config["max_rounds"] if self.first[job.cell] else 0,
             "design": self.design,
         }
         return MeasureParams(**(given | context))
