@@ -194,11 +194,10 @@ EVALUATORS = {"ratio": eval_ratio, "trend": eval_trend, "growth": eval_growth, "
 
 
 def evaluate_part(view: RunView, part: dict[str, Any]) -> PartResult:
-    """A part judged in one look, or in two where rounds are added on demand: on its first
-    stage, and where that leaves it undecided, on every round (the ordinary t where it took
-    max_rounds, Stein's where a budget or a failure cut it short), each at LOOK_CONFIDENCE.
-    Two looks need one t term of this run's own (a ratio of one cell or one block's cells);
-    a part over several, or one a between-run study judges, keeps Stein's single look."""
+    """A part judged in one look, or, where rounds are added on demand and it is a ratio of
+    one t term with no study, in two at LOOK_CONFIDENCE: its first stage, then where that
+    leaves it undecided every round (the ordinary t at max_rounds, a count fixed in advance;
+    Stein's where cut short)."""
     whole = _evaluate(view, part)
     s = whole.spread
     if not view.max_rounds or view.study or part.get("kind", "ratio") != "ratio":
@@ -220,16 +219,9 @@ def _looked(r: PartResult, part: dict[str, Any], look: int) -> PartResult:
     wider = scale * t_quantile(df, LOOK_CONFIDENCE) / t_quantile(df)
     spread = Spread(r.spread.estimate, ((wider, df),))
     low, high = (from_scale(x, r.scale) for x in spread.interval())
-    outcome = decide(part["holds_if"], low, high)
+    judged = {"ci_low": low, "ci_high": high, "run_low": low, "run_high": high}
     return replace(
-        r,
-        spread=spread,
-        ci_low=low,
-        ci_high=high,
-        run_low=low,
-        run_high=high,
-        outcome=outcome,
-        look=look,
+        r, spread=spread, outcome=decide(part["holds_if"], low, high), look=look, **judged
     )
 
 

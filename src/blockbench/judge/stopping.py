@@ -2,14 +2,9 @@
 cell) takes, so that every claim part is decided, or its own interval reaches the precision
 it needs, at the least cost; and why each part stopped where it did.
 
-A part of one t term of the run's own (a ratio of one cell, or of one block's cells) is
-looked at twice: its first stage, judged at 97.5%, and where that leaves it undecided, every
-round up to `max_rounds`, judged again at 97.5% (blockbench.judge.part_evaluators). Each
-look's interval misses at most 2.5% a side, so the look a part stops at misses at most 5%
-(Bonferroni): a part the first stage decides takes no rounds, and one it leaves undecided
-takes every round that could decide it. Its second look's count is fixed before anything is
-measured, so its interval is the ordinary t over all rounds (benchmarks/stopping_coverage.py).
-Every other part takes the rounds below.
+A part of one t term of the run's own takes two looks, each judged at 97.5% (Bonferroni:
+blockbench.judge.part_evaluators, docs/statistics.md): decided by its first stage, it takes
+no rounds; left undecided, every round up to `max_rounds`. Every other part is sized below.
 
 The rule is Stein's two-stage one (Stein 1945): the first stage's spread alone sets the
 number of rounds, and the interval is then built on that spread over the square root of all
@@ -44,23 +39,6 @@ NOT_MEASURED = "not measured"
 INDICATIVE = "indicative"
 DECIDED = "decided at its first look"
 UNDECIDED = "undecided at its first look"
-# What each reason means, for the report's legend.
-REASONS = {
-    PRECISE: "its own interval is within its precision target",
-    SHORT: "it took the rounds its first stage's spread asked for, and its own interval came "
-    "out a little wider than the target (a fit over several blocks, whose interval the "
-    "decision can only project)",
-    BETWEEN: "a between-run study's term is wider than the target and than its own interval: "
-    "more rounds would not narrow the judged interval",
-    CAP: "its block reached max_rounds first",
-    BUDGET: "the run's budget_minutes ran out first",
-    NOT_MEASURED: "a cell it needs did not measure fine",
-    INDICATIVE: "measured off its article's size, where no number of rounds can decide it: "
-    "its first stage alone",
-    DECIDED: "its first stage's interval, at 97.5%, already meets or misses its rule",
-    UNDECIDED: "its first stage's interval, at 97.5%, straddled its rule: it took every round "
-    "up to max_rounds, and was judged on all of them, at 97.5% again",
-}
 
 
 @dataclass(frozen=True)

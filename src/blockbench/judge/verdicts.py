@@ -258,18 +258,9 @@ def _interval(r: PartResult) -> dict[str, Any]:
 
 def _pooled_columns(pool: Pool | None, index: int = 0) -> dict[str, Any]:
     if pool is None:
-        return {
-            "pool": "",
-            "runs_pooled": 1,
-            "pooled_value": None,
-            "pooled_ci_low": None,
-            "pooled_ci_high": None,
-            "pooled_verdict": "",
-            "pooled_confidence": "",
-            "i2": None,
-            "tau": None,
-            "pooled_detail": "",
-        }
+        empty = dict.fromkeys(("pooled_value", "pooled_ci_low", "pooled_ci_high", "i2", "tau"))
+        text = dict.fromkeys(("pool", "pooled_verdict", "pooled_confidence", "pooled_detail"), "")
+        return {**empty, **text, "runs_pooled": 1}
     part = pool.parts[index]
     return {
         "pool": " ".join(pool.runs),  # the runs pooled, by label

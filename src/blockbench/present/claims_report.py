@@ -13,7 +13,6 @@ from typing import Any
 
 import pandas as pd
 
-from blockbench.judge import stopping
 from blockbench.judge.aggregate import HOST_KIND, PROCESS
 from blockbench.judge.between_runs import MIN_UNSTUDIED
 from blockbench.judge.claim_rules import HOLDS
@@ -251,14 +250,17 @@ SAMPLES = (
 
 
 ROUNDS = (
-    "Rounds on demand: every cell took its first stage of rounds (worker processes), then "
-    "each block of cells a claim compares took more while a part's own interval was wider "
-    "than its precision target (Stein's two-stage rule: the first stage's spread sets "
-    "the rounds, and the interval is built on it). A part's target, shown beside it, is the "
-    "run's precision, or its own in the claims file, or, with precision_from_claims (the "
-    "default), sqrt(m) for a ratio whose article's figure clears its rule by a factor m (at "
-    "most x2): enough to decide any value within that factor of the article's. A part "
-    "stopped " + "; ".join(f"**{k}**: {v}" for k, v in stopping.REASONS.items()) + "."
+    "Rounds on demand: every cell took its first stage of rounds (worker processes). A ratio "
+    "of one cell, or of one block's cells, then took two looks, each judged at 97.5% so that "
+    "the one it stopped at covers 95%: none more where its first stage decided it, every "
+    "round up to max_rounds where it did not. Any other part's block took more while its own "
+    "interval was wider than its precision target (Stein's two-stage rule: the first stage's "
+    "spread sets the rounds, and the interval is built on it). A part's target, shown beside "
+    "it, is the run's precision, or its own in the claims file, or, with "
+    "precision_from_claims (the default), sqrt(m) for a ratio whose article's figure clears "
+    "its rule by a factor m (at most x2): enough to decide any value within that factor of "
+    "the article's. A part "
+    "stopped " + "; ".join(f"**{k}**: {v}" for k, v in stops.REASONS.items()) + "."
 )
 
 

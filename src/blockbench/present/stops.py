@@ -8,7 +8,35 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from blockbench.judge.stopping import NOT_MEASURED, PRECISE, SHORT
+from blockbench.judge.stopping import (
+    BETWEEN,
+    BUDGET,
+    CAP,
+    DECIDED,
+    INDICATIVE,
+    NOT_MEASURED,
+    PRECISE,
+    SHORT,
+    UNDECIDED,
+)
+
+# What each reason means, for the report's legend.
+REASONS = {
+    PRECISE: "its own interval is within its precision target",
+    SHORT: "it took the rounds its first stage's spread asked for, and its own interval came "
+    "out a little wider than the target (a fit over several blocks, whose interval the "
+    "decision can only project)",
+    BETWEEN: "a between-run study's term is wider than the target and than its own interval: "
+    "more rounds would not narrow the judged interval",
+    CAP: "its block reached max_rounds first",
+    BUDGET: "the run's budget_minutes ran out first",
+    NOT_MEASURED: "a cell it needs did not measure fine",
+    INDICATIVE: "measured off its article's size, where no number of rounds can decide it: "
+    "its first stage alone",
+    DECIDED: "its first stage's interval, at 97.5%, already meets or misses its rule",
+    UNDECIDED: "its first stage's interval, at 97.5%, straddled its rule: it took every round "
+    "up to max_rounds, and was judged on all of them, at 97.5% again",
+}
 
 
 def stops_table(decisions: Mapping[str, dict[str, Any]]) -> pd.DataFrame:
