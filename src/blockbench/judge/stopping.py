@@ -6,18 +6,12 @@ A part of one t term of the run's own takes two looks, each judged at 97.5% (Bon
 blockbench.judge.part_evaluators, docs/statistics.md): decided by its first stage, it takes
 no rounds; left undecided, every round up to `max_rounds`. Every other part is sized below.
 
-The rule is Stein's two-stage one (Stein 1945): the first stage's spread alone sets the
-number of rounds, and the interval is then built on that spread over the square root of all
-the rounds, on the first stage's degrees of freedom (blockbench.judge.uncertainty.
-of_processes). Its coverage is exact whatever number the first stage chose, which a rule that
-adds a round while the interval is too wide does not keep: a block whose first processes
-happen to agree stops with too narrow an interval (docs/statistics.md shows both).
-
-A part judged with a between-run study cannot be narrower than the study's term, however many
-rounds it takes: a part whose first stage is already inside that term stops at once, and one
-that is not is sized to reach it, not the precision target. Rounds are capped per block
-(`max_rounds`) and the run's time (`budget_minutes`) goes where a round narrows the parts
-that still need it the most per second.
+Sizing is Stein's two-stage rule (Stein 1945): the first stage's spread alone sets the
+rounds, and the interval is that spread over the square root of all of them, on the first
+stage's degrees of freedom (uncertainty.of_processes), exact whatever count it chose. A part
+judged with a between-run study is sized to the study's term where that is wider than its
+target. Rounds are capped per block (`max_rounds`), and the run's time (`budget_minutes`)
+goes where a round narrows the parts still short of their target the most per second.
 """
 
 import math
