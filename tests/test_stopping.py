@@ -24,7 +24,7 @@ from hosts import ELSEWHERE_CPU, REFERENCE, ROOT
 from scipy import stats
 from tiny import workflow_copy
 
-from blockbench.judge import aggregate, stopping, uncertainty
+from blockbench.judge import aggregate, run_view, stopping, uncertainty
 from blockbench.judge.claim_rules import Precision
 from blockbench.judge.part_evaluators import evaluate_part
 from blockbench.judge.stopping import Need, Unit, allocate, reason
@@ -257,6 +257,19 @@ def test_each_look_is_judged_at_97_5_percent_the_first_on_its_first_stage_alone(
     # a fixed design (no max_rounds recorded) keeps its single look at 95%
     single = evaluate_part(two_looks_view(0, 0), part)
     assert single.look is None and single.ci_high < at_cap.ci_high
+
+
+def test_a_part_whose_first_stage_lost_all_but_one_process_says_its_interval_is_not_steins():
+    """Stein's interval needs two first-stage processes: where a cell kept one of its first
+    three and took three more rounds, the part is judged on the ordinary t over all four,
+    and says so (AUDIT: "Stein leaks")."""
+    proc = aggregate.processes(layout.raw_files(REFERENCE)).assign(first_rounds=3)
+    lost = (proc["workload"] == "dot_xx") & proc["repeat"].isin([0, 1])
+    a1, _ = a1_and_its_logs()
+    for rows, said in ((proc, False), (proc[~lost], True)):
+        view = stopping.RunView(aggregate.cells(rows), rows, rows["run_label"].iloc[0])
+        result = evaluate_part(view, a1["parts"][0])
+        assert any(run_view.STEIN_LOST in w for w in result.warnings) == said
 
 
 def two_looks_covers(rng: np.random.Generator, sigma: float, first: int, truth: float) -> bool:

@@ -351,6 +351,14 @@ class Measured:
         return math.exp(self.log.estimate)
 
 
+# Stein's interval needs two first-stage processes; where fewer survive it cannot be built,
+# and the ordinary t over every round stands in for it (uncertainty.of_processes).
+STEIN_LOST = (
+    "fewer than 2 of its first stage's processes survived: its interval is the ordinary t "
+    "over every round, whose count that stage chose (it may read narrower than it is)"
+)
+
+
 def ratio_at(view: RunView, part: dict[str, Any], size: int) -> Measured:
     """num / den at one size: paired within processes (rounds) where it can be, else each
     side's cells on their own, a side's cells summed, and the sides' terms combined."""
@@ -369,6 +377,10 @@ def ratio_at(view: RunView, part: dict[str, Any], size: int) -> Measured:
             f"{t['impl']} at {size}: {w}"
             for w in term_warnings(got.warnings, t.get("phase", "steady"))
         ]
+        rows = view.processes_of(t, size)
+        first = first_rounds([rows])
+        if view.stein and len(rows) > first > 0 and (rows.index < first).sum() < 2:
+            warnings.append(f"{t['impl']} at {size}: {STEIN_LOST}")
     paired = view.paired_ratio(num, den, size)
     how = ""
     if paired is not None and len({(t["device"], t["impl"]) for t in num + den}) > 1:
