@@ -326,8 +326,9 @@ def test_phases_in_turn_warm_up_in_turn_for_warmup_s_before_calibrating():
     calls.clear()
     warmed = Sampler(phase("c"), StopRule(min_samples=2, max_time_s=0.0, warmup=0))
     in_turn([warmed])
-    # (its calls: calibrating at 1 and 2 loops, then three tries at 5, its samples)
-    assert warmed.walls == [] and calls[0] == "c" and len(calls) <= 5
+    # (its calls: calibration's, about 5 on a quiet core and a few more where another process
+    # slows a try, then its samples; a warm-up of the default 0.1 s would be 50 calls of 2 ms)
+    assert warmed.walls == [] and calls[0] == "c" and len(calls) < 20
 
 
 def test_each_sample_counts_the_page_faults_of_its_calls():
