@@ -24,7 +24,7 @@ from hosts import ELSEWHERE_CPU, REFERENCE, ROOT
 from scipy import stats
 from tiny import workflow_copy
 
-from blockbench.judge import aggregate, run_view, stopping, uncertainty
+from blockbench.judge import aggregate, run_view, stopping, uncertainty, verdicts
 from blockbench.judge.claim_rules import Precision
 from blockbench.judge.part_evaluators import evaluate_part
 from blockbench.judge.stopping import Need, Unit, allocate, reason
@@ -197,10 +197,11 @@ def test_a_tight_budget_goes_where_a_round_narrows_most_per_second():
     assert allocate(units, needs, 0.0) == {"cheap": 3, "dear": 3}
 
 
-def two_looks_view(first: int, most: int) -> stopping.RunView:
-    """The reference's processes (6 a cell) as if measured with rounds on demand."""
+def two_looks_view(first: int, most: int, kept: int = 6) -> stopping.RunView:
+    """The reference's processes (6 a cell; the first `kept`) as if measured with rounds on
+    demand."""
     proc = aggregate.processes(layout.raw_files(REFERENCE))
-    proc = proc.assign(first_rounds=first, max_rounds=most)
+    proc = proc[proc["repeat"] < kept].assign(first_rounds=first, max_rounds=most)
     return stopping.RunView(aggregate.cells(proc), proc, proc["run_label"].iloc[0])
 
 
@@ -234,9 +235,10 @@ def test_a_part_its_first_look_decides_takes_no_rounds_and_one_it_leaves_open_ta
 
 
 def test_each_look_is_judged_at_97_5_percent_the_first_on_its_first_stage_alone():
-    """The first look reads the first stage's processes only, whatever rounds its cells took
-    for other parts; the second, every round: the ordinary t where the part took max_rounds
-    (a count fixed in advance), Stein's where it stopped short; each at 97.5%."""
+    """The first look reads the first stage's processes only; the second, every round: the
+    ordinary t where the part took max_rounds (a count fixed in advance), Stein's where it
+    stopped short; each at 97.5%. A part its first look decided is judged at the second
+    where its cells took rounds for another part (one value for the ratio)."""
     a1, logs = a1_and_its_logs()
     part = a1["parts"][0]
 
@@ -244,9 +246,12 @@ def test_each_look_is_judged_at_97_5_percent_the_first_on_its_first_stage_alone(
         half = stats.t.ppf(0.9875, df) * values.std(ddof=1) / math.sqrt(rounds)
         return math.exp(logs[:rounds].mean() - half), math.exp(logs[:rounds].mean() + half)
 
-    first = evaluate_part(two_looks_view(3, 6), part)
+    first = evaluate_part(two_looks_view(3, 6, kept=3), part)
     assert (first.look, first.outcome, first.processes) == (1, "holds", 3)
     assert (first.ci_low, first.ci_high) == pytest.approx(expect(logs[:3], 2, 3), rel=1e-9)
+    for_another = evaluate_part(two_looks_view(3, 6), part)
+    assert (for_another.look, for_another.outcome, for_another.processes) == (2, "holds", 6)
+    assert (for_another.ci_low, for_another.ci_high) == pytest.approx(expect(logs, 5, 6))
     part["holds_if"] = f">= {math.exp(logs[:3].mean()):.9g}"
     at_cap = evaluate_part(two_looks_view(3, 6), part)
     assert (at_cap.look, at_cap.processes) == (2, 6)
@@ -257,6 +262,20 @@ def test_each_look_is_judged_at_97_5_percent_the_first_on_its_first_stage_alone(
     # a fixed design (no max_rounds recorded) keeps its single look at 95%
     single = evaluate_part(two_looks_view(0, 0), part)
     assert single.look is None and single.ci_high < at_cap.ci_high
+
+
+def test_a_decided_ratio_whose_cells_took_rounds_for_another_part_reads_the_tables_value():
+    """C1 (JAX / NumPy at 5000) and D1's loop / convolve, decided by their first three
+    rounds, with their cells measured six: each claim reads the value that the speedups
+    table and its figure show, over every round (one value per ratio)."""
+    proc = aggregate.processes(layout.raw_files(REFERENCE)).assign(first_rounds=3, max_rounds=6)
+    df = aggregate.cells(proc)
+    _, parts = verdicts.judge(df, proc, stages.read_claims(ROOT / "config/claims/articles"))
+    read = parts.set_index(["claim_id", "part"])["measured"]
+    table = run_view.speedups(df, proc).set_index(["workload", "impl", "size"])["speedup"]
+    c1 = 1 / table["matmul", "jax", 5000]
+    assert read["C1", "JAX CPU / NumPy CPU"] == pytest.approx(c1, rel=1e-9)
+    assert read["D1", "loop / convolve"] == pytest.approx(table["stencil", "convolve", 64])
 
 
 def test_a_part_whose_first_stage_lost_all_but_one_process_says_its_interval_is_not_steins():

@@ -195,9 +195,10 @@ EVALUATORS = {"ratio": eval_ratio, "trend": eval_trend, "growth": eval_growth, "
 
 def evaluate_part(view: RunView, part: dict[str, Any]) -> PartResult:
     """A part judged in one look, or, where rounds are added on demand and it is a ratio of
-    one t term with no study, in two at LOOK_CONFIDENCE: its first stage, then where that
-    leaves it undecided every round (the ordinary t at max_rounds, a count fixed in advance;
-    Stein's where cut short)."""
+    one t term with no study, in two at LOOK_CONFIDENCE: its first stage, then every round
+    (the ordinary t at max_rounds, a count fixed in advance; Stein's where cut short). The
+    second look judges a part its first look decided too where its cells took rounds for
+    another part: the bound covers whichever look is read, and a ratio keeps one value."""
     whole = _evaluate(view, part)
     s = whole.spread
     if not view.max_rounds or view.study or part.get("kind", "ratio") != "ratio":
@@ -205,7 +206,7 @@ def evaluate_part(view: RunView, part: dict[str, Any]) -> PartResult:
     if s is None or len(s.terms) != 1 or whole.indicative:
         return whole
     first = _looked(_evaluate(view.first_stage(), part), part, 1)
-    if first.outcome != INCONCLUSIVE:
+    if first.outcome != INCONCLUSIVE and first.processes == whole.processes:
         return first
     at_cap = whole.processes >= view.max_rounds
     return _looked(_evaluate(view.all_rounds(), part) if at_cap else whole, part, 2)
