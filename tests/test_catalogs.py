@@ -34,21 +34,26 @@ def cpu_cells(claims: list[dict], **config) -> dict[Cell, tuple | None]:
     return grid.plan({**DEFAULT, **config}, claims)
 
 
-def test_the_default_config_names_no_cell_and_measures_every_cpu_part_at_its_size():
-    """config/config.yaml holds settings and catalogs; every part of a CPU claim has its
-    cells in the plan, at `measure_at` where it has one, else the article's size."""
+def test_the_default_config_names_no_cell_and_measures_every_cpu_claim_at_its_size():
+    """config/config.yaml holds settings and catalogs; every part of a claim of the CPU
+    alone has its cells in the plan, at `measure_at` where it has one, else the article's
+    size. A claim with a GPU part (C5, C6) is not_run on the CPU whatever its CPU parts
+    show, so none of them is measured, unless `partial_claims` asks for them."""
     assert DEFAULT["workloads"] == [] and DEFAULT["claims"] == ["config/claims/articles"]
     claims = kit_config.claims(DEFAULT)
     plan = cpu_cells(claims)
+    assert not any(c.device != "cpu" for c in plan)
     for claim in claims:
-        for part in claim["parts"]:
-            named = claim_rules.cells_named(part)
-            if {t["device"] for t in named} != {"cpu"}:
-                assert not any(c.device != "cpu" for c in plan)
-                continue
+        named = [(p, t) for p in claim["parts"] for t in claim_rules.cells_named(p)]
+        if {t["device"] for _, t in named} != {"cpu"}:
+            continue
+        for part, t in named:
             for size in claim_rules.part_sizes(part):
-                for t in named:
-                    assert Cell("cpu", t["workload"], t["impl"], size) in plan, (claim["id"], t)
+                assert Cell("cpu", t["workload"], t["impl"], size) in plan, (claim["id"], t)
+    assert not any(c.workload == "selu" or c.impl == "jax_jit" for c in plan)
+    partial = cpu_cells(claims, partial_claims=True)
+    assert Cell("cpu", "selu", "jax", 1000000) in partial  # C5's CPU part
+    assert Cell("cpu", "matmul", "jax_jit", 64) in partial  # C6's matmul trend
     assert Cell("cpu", "matmul", "jax_numpy_input", 2000) in plan  # B3 measured at 2000 ...
     assert Cell("cpu", "matmul", "jax", 10000) not in plan  # ... not at the article's 10000
     # B3's other part where C1 measures: JAX on JAX data at 2000 would be read by nothing
@@ -113,17 +118,18 @@ def test_two_claims_that_set_one_cell_two_ways_are_refused_naming_both(tmp_path)
 
 def test_a_users_block_that_shadows_a_claims_cell_with_other_settings_is_refused():
     claims = kit_config.claims(DEFAULT)
+    partial = {"partial_claims": True}  # C5's CPU part, which sets its cells' repeats
     block = {"name": "selu", "impls": ["numpy"], "sizes": [1000000], "repeats": 3}
     with pytest.raises(grid.ConfigError) as said:
-        cpu_cells(claims, workloads=[block])
+        cpu_cells(claims, workloads=[block], **partial)
     assert str(said.value).startswith("cpu/selu/numpy/1000000: claim C5 (")
     assert "sets repeats 5 and config key workloads[0] (selu) sets 3;" in str(said.value)
     same = {**block, "repeats": 5}  # the claim's own value, or no setting: it only adds
-    assert cpu_cells(claims, workloads=[same]) == cpu_cells(claims)
+    assert cpu_cells(claims, workloads=[same], **partial) == cpu_cells(claims, **partial)
     bare = {"name": "selu", "impls": ["numpy"], "sizes": [1000000, 77]}
-    assert set(cpu_cells(claims, workloads=[bare])) - set(cpu_cells(claims)) == {
-        Cell("cpu", "selu", "numpy", 77)
-    }
+    assert set(cpu_cells(claims, workloads=[bare], **partial)) - set(
+        cpu_cells(claims, **partial)
+    ) == {Cell("cpu", "selu", "numpy", 77)}
 
 
 @pytest.mark.parametrize(

@@ -155,12 +155,17 @@ def _claimed(config: dict[str, Any], claims: Claims) -> Iterator[tuple[dict[str,
     """Every (claim, cell, phase) the run's claim parts read, at the sizes `claim_sizes`
     says (blockbench.judge.claim_rules.part_sizes). A part is measured only where the run
     has every device it names, and, with `claim_devices`, only where it names one of them
-    (a GPU grid measures its GPU parts alone)."""
+    (a GPU grid measures its GPU parts alone). A claim with a part on a device the run
+    lacks is not_run whatever its other parts show, so they are measured only with
+    `partial_claims` (C5's and C6's CPU parts in a CPU run: most of its cells)."""
     mode = config.get("claim_sizes", "default")
     if mode == "none":
         return
     devices, only = set(config["devices"]), set(config.get("claim_devices") or [])
     for claim in claims:
+        named = {t["device"] for part in claim["parts"] for t in cells_named(part)}
+        if not (named <= devices or config.get("partial_claims")):
+            continue
         for part in claim["parts"]:
             terms = cells_named(part)
             used = {t["device"] for t in terms}
