@@ -28,6 +28,8 @@ CELL = ["run_label", "device", "workload", "impl", "size"]
 PROCESS = [*CELL, "repeat"]
 # What makes two hosts one kind for a run (the GPU model too, for GPU cells)
 HOST_KIND = ["cpu_model", "host_cpus"]
+# What the steady and speedup tables show of each cell besides its times
+SHOWN = [*CELL, "jax_version", "device_model", "device_label", "blas_kernel"]
 STAT_COLUMNS = [
     "median_s",
     "min_s",
@@ -246,10 +248,7 @@ def _one_host_kind_per_run(df: pd.DataFrame) -> None:
     cell, and the GPU model of every GPU cell, are one per run label."""
     ok = df[df["status"] == "ok"]
     for label, run in ok.groupby("run_label"):
-        for kind, rows in (
-            (HOST_KIND, run),
-            (["gpu_name"], run[run["device"] == "gpu"]),
-        ):
+        for kind, rows in ((HOST_KIND, run), (["gpu_name"], run[run["device"] == "gpu"])):
             first = rows.drop_duplicates(kind)
             if len(first) > 1:
                 a, b = first.iloc[0], first.iloc[1]
@@ -275,14 +274,17 @@ def disturbance_columns(stats: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _share(counts: pd.Series, totals: pd.Series) -> tuple[float | None, float, float]:
-    """Pooled share of samples over a cell's processes, with its Wilson CI."""
+def _share(name: str, counts: pd.Series, totals: pd.Series) -> dict[str, float | None]:
+    """Pooled share of samples over a cell's processes, with its Wilson CI, as the columns
+    `<name>_fraction`, `<name>_ci_low` and `<name>_ci_high`."""
     known = counts.notna()
     if not known.any():
-        return None, float("nan"), float("nan")
-    k, n = int(counts[known].sum()), int(totals[known].sum())
-    low, high = wilson(k, n)
-    return k / n if n else None, low, high
+        share, low, high = None, float("nan"), float("nan")
+    else:
+        k, n = int(counts[known].sum()), int(totals[known].sum())
+        low, high = wilson(k, n)
+        share = k / n if n else None
+    return {f"{name}_fraction": share, f"{name}_ci_low": low, f"{name}_ci_high": high}
 
 
 def _text(value: Any) -> str | None:
@@ -299,9 +301,6 @@ def _phase_row(shared: dict[str, Any], phase: str, p: pd.DataFrame) -> dict[str,
     low, high = (math.exp(x) for x in log.interval())
     medians = p["median_s"].astype(float)
     totals = p["n_all"].fillna(p["n"]).astype(int)
-    disturbed, disturbed_low, disturbed_high = _share(p["disturbed"], totals)
-    inside, inside_low, inside_high = _share(p["inside"], totals)
-    slow, slow_low, slow_high = _share(p["slow"], totals.where(p["slow"].notna()))
     faults = pd.to_numeric(p.get("faults_per_call", pd.Series(dtype=float)), errors="coerce")
     return {
         **shared,
@@ -317,17 +316,11 @@ def _phase_row(shared: dict[str, Any], phase: str, p: pd.DataFrame) -> dict[str,
         "loops": int(p["loops"].max()),
         "stop": ",".join(sorted(set(p["stop"]))),
         "n_all": int(totals.sum()),
-        "disturbed_fraction": disturbed,
-        "disturbed_ci_low": disturbed_low,
-        "disturbed_ci_high": disturbed_high,
+        **_share("disturbed", p["disturbed"], totals),
         "outside": p["outside"].sum(min_count=1),
         "inside": p["inside"].sum(min_count=1),
-        "inside_fraction": inside,
-        "inside_ci_low": inside_low,
-        "inside_ci_high": inside_high,
-        "slow_fraction": slow,
-        "slow_ci_low": slow_low,
-        "slow_ci_high": slow_high,
+        **_share("inside", p["inside"], totals),
+        **_share("slow", p["slow"], totals.where(p["slow"].notna())),
         # page faults a call, fewest and most over the processes: a wide range is a cell
         # whose processes ran in different allocator modes (docs/measuring-traps.md)
         "faults_min": faults.min(),
@@ -352,9 +345,8 @@ def cells(proc: pd.DataFrame) -> pd.DataFrame:
                 for r in bad.itertuples()
             ]
         shared["warnings"] = "; ".join(dict.fromkeys(notes))
-        shared["max_rel_err"] = g["max_rel_err"].max()
-        shared["other_load"] = g["other_load"].max()
-        shared["other_processes_load"] = g["other_processes_load"].max()
+        for most in ("max_rel_err", "other_load", "other_processes_load"):  # any process's
+            shared[most] = g[most].max()
         checks = by_process["check_passed"].dropna()
         shared["check_passed"] = bool(checks.astype(bool).all()) if len(checks) else None
         if ok.empty:
@@ -378,18 +370,7 @@ def measurements(files: Iterable[Path]) -> pd.DataFrame:
 def steady(df: pd.DataFrame) -> pd.DataFrame:
     """Steady-state medians of the cells that measured fine."""
     ok = df[(df["status"] == "ok") & (df["phase"] == "steady")]
-    return ok[
-        [
-            *CELL,
-            "jax_version",
-            "device_model",
-            "device_label",
-            "blas_kernel",
-            "median_s",
-            "ci95_low_s",
-            "ci95_high_s",
-        ]
-    ]
+    return ok[[*SHOWN, "median_s", "ci95_low_s", "ci95_high_s"]]
 
 
 def speedup_rows(df: pd.DataFrame) -> pd.DataFrame:
@@ -406,22 +387,5 @@ def speedup_rows(df: pd.DataFrame) -> pd.DataFrame:
     )
     out = st.merge(base, on=["run_label", "workload", "size"], how="inner")
     out["speedup"] = out["baseline_median_s"] / out["median_s"]
-    cols = [
-        *CELL,
-        "jax_version",
-        "device_model",
-        "device_label",
-        "blas_kernel",
-        "baseline",
-        "median_s",
-        "baseline_median_s",
-        "speedup",
-    ]
+    cols = [*SHOWN, "baseline", "median_s", "baseline_median_s", "speedup"]
     return out[cols].sort_values(CELL).reset_index(drop=True)
-
-
-def write_table(df: pd.DataFrame, csv: Path, markdown: Path | None = None) -> None:
-    csv.parent.mkdir(parents=True, exist_ok=True)
-    df.to_csv(csv, index=False)
-    if markdown is not None:
-        markdown.write_text(df.to_markdown(index=False, floatfmt=".4g") + "\n")

@@ -36,7 +36,6 @@ import pandas as pd
 
 from blockbench.errors import InputError
 from blockbench.judge import aggregate, verdicts
-from blockbench.judge.aggregate import write_table
 from blockbench.judge.claim_rules import read_claims
 from blockbench.judge.studies import HOST, KIND, MIN_PROCESS_VALUES, Study, host_of, study_path
 from blockbench.judge.study_making import (
@@ -50,6 +49,7 @@ from blockbench.measure.core_speed import STEADY, TWO_SPEED
 from blockbench.present.claims_report import docs_from, to_markdown
 from blockbench.present.run_comparison import with_other_runs
 from blockbench.records.layout import raw_files, run_dir
+from blockbench.run.stages import write_table
 
 ROOT = Path(__file__).resolve().parents[3]  # the checkout whose config the study joins
 

@@ -7,7 +7,7 @@ from typing import Any
 import pandas as pd
 
 from blockbench.judge import stopping, verdicts
-from blockbench.judge.aggregate import CELL, PROCESS, cells, processes, write_table
+from blockbench.judge.aggregate import CELL, PROCESS, cells, processes
 from blockbench.judge.claim_rules import ClaimsFiles, Precision, read_claims
 from blockbench.judge.run_view import RunView, speedups
 from blockbench.judge.studies import read_studies
@@ -35,6 +35,14 @@ READABLE = [
     "reason",
     "warnings",
 ]
+
+
+def write_table(df: pd.DataFrame, csv: Path, markdown: Path | None = None) -> None:
+    """A table as CSV, and as Markdown where `markdown` is given."""
+    csv.parent.mkdir(parents=True, exist_ok=True)
+    df.to_csv(csv, index=False)
+    if markdown is not None:
+        markdown.write_text(df.to_markdown(index=False, floatfmt=".4g") + "\n")
 
 
 def build_tables(raw: list[str], out: Any, labels: Mapping[str, str] | None = None) -> pd.DataFrame:
