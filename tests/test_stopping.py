@@ -556,7 +556,7 @@ def test_each_claim_says_why_its_parts_stopped_as_measured():
         stopping.PRECISE,
         stopping.NOT_MEASURED,
         stopping.BUDGET,
-        stopping.SHORT,
+        stops.SHORT,
     ]
     assert table["stopped"].iloc[0] == (
         "cpu: precise after 12 rounds (to x1.15); wide: out of budget after 5 rounds (to x1.15); "

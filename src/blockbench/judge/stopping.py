@@ -20,12 +20,11 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from blockbench.judge.between_runs import between_half
-from blockbench.judge.claim_rules import INCONCLUSIVE, Precision, side_terms
+from blockbench.judge.claim_rules import INCONCLUSIVE, Precision, cells_named
 from blockbench.judge.part_evaluators import evaluate_part
 from blockbench.judge.run_view import RunView
 
 PRECISE = "precise"
-SHORT = "short of its target"
 BETWEEN = "between-run limited"
 CAP = "at the round cap"
 BUDGET = "out of budget"
@@ -196,13 +195,8 @@ def part_cells(part: dict[str, Any], size: int | None) -> set[tuple[str, str, st
     trend or a growth fits over sizes)."""
     if part.get("kind") == "check":
         return set()
-    terms = (
-        [part["of"]]
-        if part.get("kind") == "growth"
-        else side_terms(part["num"]) + side_terms(part["den"])
-    )
     at = size if part.get("kind", "ratio") == "ratio" else None
-    return {(t["device"], t["workload"], t["impl"], at) for t in terms}
+    return {(t["device"], t["workload"], t["impl"], at) for t in cells_named(part)}
 
 
 def cell_of(key: str) -> tuple[str, str, str, int]:
@@ -226,10 +220,7 @@ class Stopped:
 
 
 def needs_of(
-    view: RunView,
-    claims: Iterable[dict[str, Any]],
-    units: Mapping[str, Unit],
-    precision: Precision,
+    view: RunView, claims: Iterable[dict[str, Any]], units: Mapping[str, Unit], precision: Precision
 ) -> tuple[list[Need], list[Stopped]]:
     """Each measured part's need after the first stage, to the precision its claim needs
     (`Precision.of`: the part's own, the one its article's margin asks, or the run's; all
