@@ -25,14 +25,6 @@ class Missing(Exception):
     """A cell a claim needs was not measured fine; the message says why."""
 
 
-@dataclass(frozen=True)
-class Term:
-    model: str
-    n_min: int
-    warnings: str
-    samples: str  # disturbed and slow-mode shares of the samples, where known
-
-
 def samples_note(row: Any, term: dict[str, Any]) -> str:
     """'jax dispatch at 1000: of 90 samples 1% disturbed from outside [0%, 6%], left out, and
     12% inside the cell [7%, 20%], kept; 10% in a slow mode [...]': where the statistics'
@@ -98,10 +90,7 @@ class RunView:
 
     @classmethod
     def each(
-        cls,
-        cells: pd.DataFrame,
-        processes: pd.DataFrame,
-        studies: dict[Kind, Study] | None = None,
+        cls, cells: pd.DataFrame, processes: pd.DataFrame, studies: dict[Kind, Study] | None = None
     ) -> list["RunView"]:
         """One view per run label: claims are judged run by run."""
         return [
@@ -186,18 +175,12 @@ class RunView:
         cell = (self.run_label, term["device"], term["workload"], term["impl"], size)
         return self._processes[(*cell, _phase(term))]
 
-    def term(self, term: dict[str, Any], size: int) -> Term:
+    def row(self, term: dict[str, Any], size: int) -> pd.Series:
+        """The cell table's row of one term at one size, or Missing saying why there is none."""
         hit = self.ok_rows(term, size)
         if hit.empty:
             raise Missing(self.why_missing(term, size))
-        row = hit.iloc[0]
-        warnings = row.get("warnings")
-        return Term(
-            str(row["device_model"]),
-            int(row["n_min"]),
-            warnings if isinstance(warnings, str) else "",
-            samples_note(row, term),
-        )
+        return hit.iloc[0]
 
     def time_of(self, terms: list[dict[str, Any]], size: int) -> tuple[Spread, int]:
         """The log of the summed time of `terms`, all of one cell, and the processes behind
@@ -368,15 +351,13 @@ def ratio_at(view: RunView, part: dict[str, Any], size: int) -> Measured:
     warnings: list[str] = []
     samples: list[str] = []
     for t in num + den:
-        got = view.term(t, size)  # raises Missing with the reason
-        if got.samples:
-            samples.append(got.samples)
-        models.add(f"{t['device']}: {got.model}")
-        counts.append(got.n_min)
-        warnings += [
-            f"{t['impl']} at {size}: {w}"
-            for w in term_warnings(got.warnings, t.get("phase", "steady"))
-        ]
+        row = view.row(t, size)  # raises Missing with the reason
+        samples.append(samples_note(row, t))  # '' where the kernel said nothing of them
+        models.add(f"{t['device']}: {row['device_model']}")
+        counts.append(int(row["n_min"]))
+        warned = row.get("warnings")
+        said = warned if isinstance(warned, str) else ""
+        warnings += [f"{t['impl']} at {size}: {w}" for w in term_warnings(said, _phase(t))]
         rows = view.processes_of(t, size)
         first = first_rounds([rows])
         if view.stein and len(rows) > first > 0 and (rows.index < first).sum() < 2:
@@ -405,7 +386,7 @@ def ratio_at(view: RunView, part: dict[str, Any], size: int) -> Measured:
         models,
         min(counts),
         sorted(set(warnings)),
-        list(dict.fromkeys(samples)),
+        list(dict.fromkeys(filter(None, samples))),
         how,
     )
 

@@ -205,8 +205,7 @@ def read_study(path: Path) -> Study:
         kind = Kind(str(k["cpu_model"]), int(k["cpus"]), tuple(k.get("gpus") or ()))
         parts = {
             (str(claim_id), str(name)): StudyPart(
-                tuple(float(x) for x in v["values"]),
-                float(v["processes"]),
+                tuple(float(x) for x in v["values"]), float(v["processes"])
             )
             for claim_id, named in (data.get("parts") or {}).items()
             for name, v in named.items()

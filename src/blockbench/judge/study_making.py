@@ -102,18 +102,15 @@ def study(
             f"a study is of one host, and these runs name {hosts} ('': not recorded): study "
             "one host's runs, or say --scope kind to apply it to every host of the kind"
         )
-    kind = next(iter(kinds.values()))
-    design, blas = next(iter(designs.values())), next(iter(kernels.values()))
-    host = "; ".join(sorted(set(hosts.values())))
     return Study(
-        kind,
+        next(iter(kinds.values())),
         runs,
         found,
         method=methods[0],
         core_speed=core_speed,
-        design=design,
-        blas=blas,
-        host=host,
+        design=next(iter(designs.values())),
+        blas=next(iter(kernels.values())),
+        host="; ".join(sorted(set(hosts.values()))),
         scope=scope,
     )
 
