@@ -57,6 +57,8 @@ def test_default_config_passes_schema_and_dry_run(tmp_path):
     first = first_stage(yaml.safe_load(DEFAULT.read_text()))
     assert re.search(rf"^measure\s+{first}$", run.stdout, re.M), run.stdout[-1500:]
     assert "checkpoint jobs, which will result in alteration of the DAG" in run.stdout
+    # one release, no run merged: no figure of the claims against releases (one column)
+    assert "claims_by_version" not in run.stdout
 
 
 @pytest.mark.slow

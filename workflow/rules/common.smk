@@ -119,23 +119,24 @@ DECISIONS = DECIDED + [
 
 # Between-run studies (blockbench.judge.studies): read by every stage that shows a claim's interval.
 STUDIES = layout.study_files(config["between_run"])
+# Each claim against the JAX release (rules/versions.smk), where a run has several to set
+# side by side: releases (`jax_versions`) or merged runs; a run alone would show one column.
+BY_VERSION = ["claims_by_version"] if config["jax_versions"] or config["merge"] else []
 TABLES = expand(
     "results/tables/{name}.{ext}",
-    name=["measurements", "speedups"],
+    name=["measurements", "speedups", *BY_VERSION],
     ext=["csv", "md"],
 ) + [
     "results/tables/measurements.parquet",
     "results/tables/processes.parquet",
     "results/tables/processes.csv",
-    "results/tables/claims_by_version.csv",
-    "results/tables/claims_by_version.md",
 ]
 # The run's figures: each catalog's own, drawn by hand or generic (blockbench.present.
 # figure_names), and those of every run.
 FIGURE_NAMES = figure_names.names(claim["catalog"] for claim in CLAIM_LIST)
 FIGURES = expand(
     "results/figures/{name}.{ext}",
-    name=[*FIGURE_NAMES, "claims_by_version"],
+    name=[*FIGURE_NAMES, *BY_VERSION],
     ext=["png", "svg"],
 )
 CLAIMS = ["results/claims.csv", "results/claims.md", "results/claims.rst"]
