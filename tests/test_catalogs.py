@@ -60,7 +60,8 @@ def test_the_default_config_names_no_cell_and_measures_every_cpu_claim_at_its_si
     assert Cell("cpu", "matmul", "jax", 2000) not in plan
     assert plan[Cell("cpu", "matmul", "numpy", 5000)] == ("steady",)  # C1's setting
     assert plan[Cell("cpu", "stencil", "loop_jit", 8)] == ("compile",)  # D3's
-    assert plan[Cell("cpu", "stencil", "loop_jit", 12)] is None  # every phase: no setting
+    assert plan[Cell("cpu", "stencil", "loop_jit", 12)] == ("compile", "first_call", "steady")
+    assert plan[Cell("cpu", "stencil", "loop", 12)] is None  # every phase: no setting
 
 
 def test_editing_a_claims_size_moves_its_cells_with_no_config_touched(tmp_path):

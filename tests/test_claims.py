@@ -550,6 +550,21 @@ def test_a_ratio_has_one_value_in_the_speedups_table_and_in_every_claim_that_rea
     assert compared >= 4  # C1, C5's CPU part, D1's loop / convolve, C6's sweeps
 
 
+def test_a_part_left_out_with_its_claim_says_the_run_lacks_the_claims_device():
+    """A CPU run measures no part of C5, whose other parts need a GPU: its CPU part, not
+    run, says why; a part on the missing device, or of a claim of the CPU alone, does not."""
+    proc = processes(raw_files(DATA / "runs/epyc-65b7fad"))
+    proc = proc[proc["workload"] != "selu"]
+    claims = claim_rules.read_claims(ROOT / "config/claims/articles")
+    _, parts = verdicts.judge(cells(proc), proc, claims)
+    detail = parts.set_index(["claim_id", "part"])["detail"]
+    said = "; its claim needs gpu, not in this run (see partial_claims)"
+    assert detail["C5", "NumPy / JAX CPU (eager)"].endswith(said)
+    assert said not in detail["C5", "JAX CPU / JAX GPU (eager)"]  # gpu not in this run
+    d1 = parts[(parts["claim_id"] == "D1")]
+    assert not d1.empty and not d1["detail"].str.contains("partial_claims").any()
+
+
 def test_a_cells_page_faults_show_its_processes_allocator_modes():
     """A run of method version 5 (`v5-2157`; its C5 block at 10^6 kept in tests/data/runs):
     eager SELU at 10^6 ran in processes with no page faults and in others with thousands a

@@ -63,16 +63,18 @@ def test_a_cell_with_more_processes_runs_its_extra_rounds_after_every_cells_last
     settings = grid.settings(CONFIG, CLAIMS)
     repeats = {c: s.repeats for c, s in settings.items()}
     source_a = cell("dot_xx", "jax", 1000)
+    c1 = [cell("matmul", "jax", 5000), cell("matmul", "numpy", 5000)]
     c5 = [cell("selu", "jax", 1000000), cell("selu", "numpy", 1000000)]
-    # the claims' settings: Source A's JAX cell asks for 4, C5's eager SELU and NumPy for 5
-    assert repeats[source_a] == 4 and [repeats[c] for c in c5] == [5, 5]
-    assert repeats[cell("matmul", "jax", 5000)] == CONFIG["repeats"] == 3
-    assert sorted(c for c, n in repeats.items() if n > 3) == sorted([source_a, *c5])
+    # the claims' settings: Source A's JAX cell and C1's products ask for 4, C5's eager SELU
+    # and NumPy for 5
+    assert repeats[source_a] == 4 and [repeats[c] for c in c1 + c5] == [4, 4, 5, 5]
+    assert repeats[cell("matmul", "numpy", 2000)] == CONFIG["repeats"] == 3
+    assert sorted(c for c, n in repeats.items() if n > 3) == sorted([source_a, *c1, *c5])
     order = run_order.order(PLAN, CLAIMS, repeats, seed=0)
     assert len(order) == sum(repeats.values())
     last_common = min(order[(c, r)][0] for c, n in repeats.items() for r in range(min(n, 3)))
     extra = [order[(c, r)][0] for c, n in repeats.items() for r in range(3, n)]
-    assert len(extra) == 1 + 2 * 2
+    assert len(extra) == 1 + 2 * 1 + 2 * 2
     assert max(extra) < last_common  # rounds 3 and 4 hold only the cells that asked for them
 
 

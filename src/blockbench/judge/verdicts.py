@@ -22,7 +22,7 @@ from typing import Any
 import pandas as pd
 
 from blockbench.judge.between_runs import StudyPart, judged
-from blockbench.judge.claim_rules import FAILS, HOLDS, INCONCLUSIVE, decide, region
+from blockbench.judge.claim_rules import FAILS, HOLDS, INCONCLUSIVE, cells_named, decide, region
 from blockbench.judge.part_evaluators import evaluate_part
 from blockbench.judge.part_result import NOT_REPRODUCED, NOT_RUN, REPRODUCED, PartResult
 from blockbench.judge.pooling import PooledPart, pool_groups, pool_part
@@ -41,11 +41,7 @@ def judge(
     """(claims table, parts table): one row per (run, claim) with the first part's figures
     as the headline, and one per (run, claim, part)."""
     views = RunView.each(cells, processes, studies)
-    judged_parts = {
-        (view.run_label, claim["id"]): [judge_part(view, claim["id"], p) for p in claim["parts"]]
-        for view in views
-        for claim in claims
-    }
+    judged_parts = {(v.run_label, c["id"]): _claim_parts(v, c) for v in views for c in claims}
     pools = _pools(views, claims, judged_parts)
     rows, part_rows = [], []
     for view in views:
@@ -62,6 +58,20 @@ def judge_part(view: RunView, claim_id: str, part: dict[str, Any]) -> PartResult
     between-run study of the run's kind of machine where one applies."""
     study = view.study.part(claim_id, part["name"]) if view.study else None
     return with_study(evaluate_part(view, part), study)
+
+
+def _claim_parts(view: RunView, claim: dict[str, Any]) -> list[PartResult]:
+    """The claim's parts judged; one not run that the run could have measured says so where
+    the claim needs a device the run lacks (the grid measures none of it: `partial_claims`)."""
+    parts = [judge_part(view, claim["id"], p) for p in claim["parts"]]
+    named = [{t["device"] for t in cells_named(p)} for p in claim["parts"]]
+    if not (lacks := sorted(set().union(*named) - view.devices)):
+        return parts
+    why = f"; its claim needs {', '.join(lacks)}, not in this run (see partial_claims)"
+    return [
+        replace(r, detail=r.detail + why) if r.outcome == NOT_RUN and d <= view.devices else r
+        for r, d in zip(parts, named, strict=True)
+    ]
 
 
 def with_study(r: PartResult, study: StudyPart | None) -> PartResult:
