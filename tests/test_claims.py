@@ -512,7 +512,7 @@ def test_reference_speedups_use_the_cpu_baseline():
     assert (numpy_rows["speedup"] == 1.0).all()
 
 
-@pytest.mark.parametrize("run", ["run/raw/v11-r1", "paper/run/raw/paper"])
+@pytest.mark.parametrize("run", ["run/raw/decide-r1", "paper/run/raw/paper"])
 def test_a_ratio_has_one_value_in_the_speedups_table_and_in_every_claim_that_reads_it(run):
     """Every claim part that divides two cells' steady times, one of them its workload's
     baseline, reads the value the speedups table (and its figure) shows for that pair: paired
@@ -558,7 +558,7 @@ def test_a_part_left_out_with_its_claim_says_the_run_lacks_the_claims_device():
     claims = claim_rules.read_claims(ROOT / "config/claims/articles")
     _, parts = verdicts.judge(cells(proc), proc, claims)
     detail = parts.set_index(["claim_id", "part"])["detail"]
-    said = "; its claim needs gpu, not in this run (see partial_claims)"
+    said = "; its claim also needs gpu not in this run (partial_claims: true measures it)"
     assert detail["C5", "NumPy / JAX CPU (eager)"].endswith(said)
     assert said not in detail["C5", "JAX CPU / JAX GPU (eager)"]  # gpu not in this run
     d1 = parts[(parts["claim_id"] == "D1")]

@@ -67,7 +67,8 @@ def _claim_parts(view: RunView, claim: dict[str, Any]) -> list[PartResult]:
     named = [{t["device"] for t in cells_named(p)} for p in claim["parts"]]
     if not (lacks := sorted(set().union(*named) - view.devices)):
         return parts
-    why = f"; its claim needs {', '.join(lacks)}, not in this run (see partial_claims)"
+    gone = " and ".join(f"{d} not in this run" for d in lacks)
+    why = f"; its claim also needs {gone} (partial_claims: true measures it)"
     return [
         replace(r, detail=r.detail + why) if r.outcome == NOT_RUN and d <= view.devices else r
         for r, d in zip(parts, named, strict=True)
