@@ -24,17 +24,24 @@ from scipy import stats
 from blockbench.measure.parent import measure
 from blockbench.records.params import MeasureParams
 from blockbench.records.spec import StopRule
+from blockbench.run import grid, kit_config
 
-# The default grid's rule for a process of a 3-process cell (config/config.yaml's sampling,
-# its times and samples shared over the first stage's 3 processes: docs/method.md)
-RULE = StopRule(min_samples=3, min_time_s=0.05 / 3, max_time_s=0.1 / 3)
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def rule_of(cell: dict) -> StopRule:
+    """The sampling rule the default grid gives each process of `cell`."""
+    config = kit_config.load_config(ROOT / "config/config.yaml")
+    settings = grid.settings(config, kit_config.claims(config))
+    return StopRule(**settings[grid.Cell(**cell)].per_process())
 
 
 def one(cell: dict, plan: str, phases: tuple[str, ...] | None, repeat: int, out: Path) -> dict:
     """The medians of `phases` (None: every phase) of one fresh process, and its wall time."""
     path = out / plan / f"{repeat}.json"
+    params = MeasureParams(rule=rule_of(cell), phases=phases)
     started = time.time()
-    if measure(cell, repeat, path, "steady-alone", MeasureParams(rule=RULE, phases=phases)) != 0:
+    if measure(cell, repeat, path, "steady-alone", params) != 0:
         raise SystemExit(f"{cell} {plan} {repeat}: not measured")
     record = json.loads(path.read_text())
     return {p: r["median_s"] for p, r in record["phases"].items()} | {"wall": time.time() - started}
