@@ -192,6 +192,22 @@ def test_each_article_figure_names_both_machines_and_every_empty_slot(tmp_path, 
     assert matplotlib.rcParams["svg.fonttype"] == "none"  # text stays text in the SVG
 
 
+def test_figures_drawn_in_one_job_by_two_workers_are_the_files_drawn_one_by_one(tmp_path):
+    """The workflow draws every figure in one job, a pool of workers after one import: each
+    file must be what drawing that figure alone writes (no state left by another figure)."""
+    names = ["article_A", "rule_parts", "article_D"]
+    drawn(tmp_path, "phases", *_two_machines(), [tmp_path / "warm.svg"])  # writes the tables
+    tables = [tmp_path / f for f in ("cells.parquet", "proc.parquet", "parts.parquet")]
+    claims = ROOT / "config/claims/articles"
+    for way, workers in (("alone", 1), ("pool", 2)):
+        outputs = [[tmp_path / way / f"{n}.svg", tmp_path / way / f"{n}.png"] for n in names]
+        figures.draw_all(names, *tables, claims, outputs, workers=workers)
+    for name in names:
+        for ext in ("svg", "png"):
+            alone, pool = (tmp_path / way / f"{name}.{ext}" for way in ("alone", "pool"))
+            assert pool.read_bytes() == alone.read_bytes(), (name, ext)
+
+
 def test_the_claims_figure_shows_every_interval_whole():
     """A1 359 [97.1, 1330] in a run judged with a between-run study: its upper end was drawn
     off an axis that stopped at twice the largest value."""

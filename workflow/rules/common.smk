@@ -145,10 +145,26 @@ ENV = "../../environment.yml"
 ENV_CUDA = "../../environment-cuda12.yml"
 
 
-def figure_category(wc):
+def figure_category(name):
     """Report menus sort by name: the catalogs' own figures first, then the verdicts."""
-    own = wc.name.startswith(("article_", figure_names.GENERIC))
+    own = name.startswith(("article_", figure_names.GENERIC))
     return "1. The claims, redrawn" if own else "3. Figures"
+
+
+def figure_caption(name):
+    """The report's caption of a figure: its own (workflow/report/figures), one for every
+    generic figure of a catalog."""
+    own = "catalog" if figure_names.catalog_of(name) else name
+    return f"../report/figures/{own}.rst"
+
+
+def figure_png(name):
+    """A figure's PNG, with its caption and menu in the report."""
+    return report(
+        f"results/figures/{name}.png",
+        caption=figure_caption(name),
+        category=figure_category(name),
+    )
 
 
 def cell_of(wc):

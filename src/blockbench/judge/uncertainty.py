@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
-from scipy import integrate, optimize, special, stats
+from scipy import integrate, optimize, special
 
 from blockbench.measure.stats import median_ci
 from blockbench.records.spec import CONFIDENCE
@@ -88,9 +88,10 @@ class Spread:
 
 
 def t_quantile(df: float, level: float = CONFIDENCE) -> float:
-    """The upper quantile of a central `level` interval of a t on `df` (normal: inf)."""
+    """The upper quantile of a central `level` interval of a t on `df` (normal: inf): the
+    functions scipy.stats.t.ppf calls, without importing scipy.stats (0.3 s a judging job)."""
     p = 0.5 + level / 2
-    return float(stats.norm.ppf(p) if math.isinf(df) else stats.t.ppf(p, df))
+    return float(special.ndtri(p) if math.isinf(df) else special.stdtrit(df, p))
 
 
 # Above this half-df, scipy's scaled Bessel K overflows far from zero (df 1000: everywhere

@@ -5,7 +5,11 @@ span decades (microsecond dispatches, second-long compiles), so time axes are lo
 """
 
 import math
+import multiprocessing
+import os
+import sys
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -423,3 +427,33 @@ def draw(
     catalog = figure_names.catalog_of(name)
     fig = rule_parts(tables, catalog) if catalog else FIGURES[name](tables)
     figure_files.save(fig, outputs)
+
+
+def draw_all(
+    names: Sequence[str],
+    measurements: str | Path,
+    processes: str | Path,
+    claim_parts: str | Path,
+    claims_file: ClaimsFiles,
+    outputs: Sequence[Sequence[str | Path]],
+    workers: int = 1,
+) -> None:
+    """Draw every figure `names` lists into its `outputs`, `workers` at a time: one job for a
+    run's figures loads the plotting libraries once. On Linux the workers are forked from this
+    process, which has read no table yet (no reader's threads to copy), so they start drawing
+    at once; elsewhere they start afresh."""
+    args = (measurements, processes, claim_parts, claims_file)
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    workers = min(workers, len(names), cpus or 1)
+    if workers <= 1:
+        for name, files in zip(names, outputs, strict=True):
+            draw(name, *args, outputs=files)
+        return
+    context = multiprocessing.get_context("fork" if sys.platform == "linux" else None)
+    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        drawn = [
+            pool.submit(draw, name, *args, outputs=files)
+            for name, files in zip(names, outputs, strict=True)
+        ]
+        for figure in drawn:
+            figure.result()  # a figure that failed fails the job, with its error

@@ -1,14 +1,15 @@
-"""Snakemake job: draw one figure (PNG and SVG) from the measurements table."""
+"""Snakemake job: draw every figure of the run (PNG and SVG) from the measurements table."""
 
 from blockbench.present import figures
 from blockbench.run import job_log
 
 with job_log.logged(snakemake.log[0]):
-    figures.draw(
-        snakemake.wildcards.name,
+    figures.draw_all(
+        snakemake.params.names,
         measurements=snakemake.input[0],
         processes=snakemake.input.processes,
         claim_parts=snakemake.input.claim_parts,
         claims_file=list(snakemake.input.claims),
-        outputs=[snakemake.output.png, snakemake.output.svg],
+        outputs=list(zip(snakemake.output.png, snakemake.output.svg, strict=True)),
+        workers=snakemake.threads,
     )
