@@ -251,7 +251,7 @@ def test_a_module_read_from_a_git_repository_brings_its_package_along(tmp_path):
     python = jobs_environment(tmp_path / "jobs")
     found = subprocess.run([python, "-c", "import blockbench"], capture_output=True, env=bare)
     assert found.returncode != 0  # nothing but the fetched package can serve the jobs
-    # up to the claims: the figures' jobs import the same fetched package and add minutes
+    # up to the claims: the figures' job imports the same fetched package and adds minutes
     target = ["results/claims.csv", "--cores", "2", "--resources", "measure_host=1"]
     run = subprocess.run(
         [python, "-m", "snakemake", *target],
