@@ -2,11 +2,13 @@
 import functools
 import json
 import os
+import shlex
 import sys
 import time
 from pathlib import Path
 
 from snakemake.logging import logger
+from snakemake_interface_executor_plugins.settings import DeploymentMethod
 
 from blockbench.run import (
     cluster,
@@ -252,22 +254,37 @@ def stage_places(run_label, added):
     return kit_estimate.places(PLAN, jobs, "added rounds", run_label, existing, done)
 
 
-def progress_of(wc):
+def measure_job(wc):
+    """The job's record (blockbench.run.measure_job), as JSON: its cell and process, its
+    settings (blockbench.records.params) as the run plan gives them with where this workflow
+    runs it (the cluster's lock, the JAX release's environment, the patch of Snakemake's
+    scheduler, recorded with the measurement), and its place in its stage for its progress
+    line."""
     job = job_of(wc)
-    return stage_places(wc.run_label, job.repeat >= PLAN.first[job.cell])[job]
-
-
-def measure_params(wc):
-    """The job's settings (blockbench.records.params), as the run plan gives them, with where
-    this workflow runs it: the cluster's lock, the JAX release's environment, the patch of
-    Snakemake's scheduler (recorded with the measurement)."""
     jax_env = jax_env_of(wc)
-    return PLAN.params(
-        job_of(wc),
+    params = PLAN.params(
+        job,
         lock_dir=LOCK_DIR,
         jax_env=jax_env[0] if jax_env else "",
         scheduler_patch=QUIET,
-    ).as_dict()
+    )
+    record = {
+        "cell": {key: wc[key] for key in ("device", "workload", "impl", "size")},
+        "repeat": job.repeat,
+        "run_label": wc.run_label,
+        "params": params.as_dict(),
+        "progress": stage_places(wc.run_label, job.repeat >= PLAN.first[job.cell])[job],
+    }
+    return json.dumps(record, separators=(",", ":"))
+
+
+# The measure job's Python (a shell command): the environment's where Snakemake deploys one
+# (--sdm conda), else Snakemake's own, as Snakemake picks it for a script.
+PYTHON = (
+    "python"
+    if DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method
+    else shlex.quote(sys.executable)
+)
 
 
 # What a measurement job asks a cluster for (profiles/slurm; config/README.md, `cluster`).

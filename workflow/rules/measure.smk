@@ -42,14 +42,15 @@ rule measure:
         gpu_model="",
         slurm_account=ACCOUNT,
         slurm_extra="--exclusive" if CLUSTER["exclusive_cpu"] else "",
-    # the process's settings, one record (blockbench.records.params): sampling, phases, block,
-    # first rounds, design, ... as the run plan gives them (the GPU kit's too)
+    # the job's record (blockbench.run.measure_job): its cell and process, their settings as
+    # one record (blockbench.records.params: sampling, phases, block, first rounds, design,
+    # ... as the run plan gives them, the GPU kit's too) and its place in the run
     params:
-        measure=measure_params,
-        # its place in the run, for the line it prints when done (blockbench.run.progress)
-        progress=progress_of,
-    script:
-        "../scripts/measure.py"
+        job=measure_job,
+        python=PYTHON,
+    # a shell command, not a script: a script's preamble imports Snakemake before every process
+    shell:
+        "{params.python} -m blockbench.run.measure_job {params.job:q} {output:q} {log:q}"
 
 
 use rule measure as measure_accelerator with:
