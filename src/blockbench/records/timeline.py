@@ -14,7 +14,7 @@ from typing import Any
 # (Snakemake, the rounds checkpoint) belongs to no process: the report reads it from the order.
 COMPONENTS: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
     "start": (
-        "the job's start: Python, its script, the parent's imports and lock",
+        "the job's start: Python, the parent's imports and lock",
         (("job_start", "locked"),),
     ),
     "worker": ("the worker's start and imports (NumPy, JAX)", (("locked", "measure"),)),
