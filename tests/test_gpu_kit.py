@@ -183,7 +183,8 @@ def test_a_short_window_leaves_out_trend_blocks_and_never_a_deciding_one():
 def measure_jobs_in_priority_order(dry_run: str, label: str) -> list[str]:
     """The measure jobs `snakemake -n --verbose` lists, by the priority it gives each."""
     jobs = []
-    for block in dry_run.split("\n\n"):
+    # one job a block: each opens on its time stamp (a group's jobs have no blank line between)
+    for block in re.split(r"^\s*\[\w{3} \w{3} [^]]+\]", dry_run, flags=re.M):
         rule = re.search(r"rule (measure\w*):", block)
         output = re.search(r"output: (\S+)", block)
         priority = re.search(r"priority: (\d+)", block)
