@@ -88,8 +88,7 @@ class Spread:
 
 
 def t_quantile(df: float, level: float = CONFIDENCE) -> float:
-    """The upper quantile of a central `level` interval of a t on `df` (normal: inf): the
-    functions scipy.stats.t.ppf calls, without importing scipy.stats (0.3 s a judging job)."""
+    """Upper quantile of a central `level` t interval on `df` (inf: normal), as scipy.stats'."""
     p = 0.5 + level / 2
     return float(special.ndtri(p) if math.isinf(df) else special.stdtrit(df, p))
 
