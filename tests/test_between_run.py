@@ -501,3 +501,26 @@ def test_the_t_quantile_is_scipy_stats_own(df, level) -> None:
     p = 0.5 + level / 2
     expected = stats.norm.ppf(p) if math.isinf(df) else stats.t.ppf(p, df)
     assert t_quantile(df, level) == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("n_a,n_b", [(3, 3), (4, 3), (3, 12), (12, 12)])
+def test_a_runs_interval_holds_another_runs_value_as_often_as_simulated(n_a, n_b) -> None:
+    """`blockbench compare`'s expectation for runs that differ in nothing: a 95% t interval
+    of n_a processes holds the mean of another run's n_b processes, drawn from the same
+    normal, as often as 100,000 simulated pairs do (binomial spread about +-0.1%)."""
+    from blockbench.present.run_comparison import expected_capture
+
+    rng = np.random.default_rng(n_a * 100 + n_b)
+    a, b = rng.standard_normal((100_000, n_a)), rng.standard_normal((100_000, n_b))
+    half = stats_t_half(a)
+    simulated = np.mean(np.abs(b.mean(1) - a.mean(1)) <= half)
+    assert expected_capture(n_a, n_b) == pytest.approx(simulated, abs=0.005)
+    assert expected_capture(float("nan"), n_b) == pytest.approx(0.834, abs=0.001)
+
+
+def stats_t_half(a: np.ndarray) -> np.ndarray:
+    """Each row's 95% t half-width, from scipy.stats (the code under test uses special)."""
+    from scipy import stats
+
+    n = a.shape[1]
+    return stats.t.ppf(0.975, n - 1) * a.std(1, ddof=1) / math.sqrt(n)

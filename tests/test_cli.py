@@ -6,6 +6,7 @@ on committed data."""
 import ast
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -123,6 +124,8 @@ def test_compare_tables_twenty_runs_claims(capsys):
     assert lines[0].startswith("| claim | run ") and lines[0].count("| run ") == 20
     assert lines[-2].startswith("verdicts flipping between reproduced and not_reproduced: ")
     assert lines[-1].startswith("run pairs (a, b) where a's CI covers b's value: ")
+    expected = re.search(r"differ in nothing: about [\d.]+ \((\d+)%\)", lines[-1])
+    assert expected and 83 <= int(expected.group(1)) < 95, lines[-1]
 
 
 def test_study_writes_a_study_and_refuses_runs_of_no_recorded_host(tmp_path, capsys):

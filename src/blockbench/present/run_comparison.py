@@ -9,7 +9,9 @@ Prints a Markdown table (each run's verdict and value, the pooled headline value
 CI and I^2 (blockbench.judge.pooling), and the pooled verdict: of every part where the claims
 stage pooled the runs, a merged claims.csv, else of the headline part) and summary lines:
 verdicts that flip between reproduced and not_reproduced (must be none), and the share of
-ordered run pairs (a, b) where a's CI covers b's value.
+ordered run pairs (a, b) where a's CI covers b's value, beside the share expected of runs
+that differ in nothing (`expected_capture`: a run's CI holds another run's value less often
+than the truth).
 The CIs compared are the ones each run was judged on (widened by a between-run study where
 its machine had one); the pooled value uses each run's own terms (`run_spread`). The same
 test, run by run, is the claims table's `other_runs` (`with_other_runs`), which claims.md and
@@ -18,14 +20,16 @@ the report list under the runs that disagree.
 
 import argparse
 import itertools
+import math
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from scipy import special
 
 from blockbench.judge.claim_rules import decide
 from blockbench.judge.pooling import pool_values
-from blockbench.judge.uncertainty import Spread, on_scale
+from blockbench.judge.uncertainty import Spread, on_scale, t_quantile
 from blockbench.judge.verdicts import value_ci
 
 DECISIVE = {"reproduced", "not_reproduced"}
@@ -59,14 +63,17 @@ def comparison(table: pd.DataFrame) -> list[str]:
         f"| claim | {head} | pooled [95% CI] | I^2 | pooled verdict | covered pairs |",
         "|---|" + "---|" * len(labels) + "---|---|---|---|",
     ]
-    flips, pairs, covering = [], 0, 0
+    flips, held_all, expected = [], [], 0.0
     for claim, group in table.groupby("claim_id", sort=True):
         rows = [r for _, r in group.drop_duplicates("run_label").iterrows()]
         if {r["verdict"] for r in rows} >= DECISIVE:
             flips.append(claim)
-        held = [h for a, b in itertools.permutations(rows, 2) if (h := covers(a, b)) is not None]
-        pairs += len(held)
-        covering += sum(held)
+        held = []
+        for a, b in itertools.permutations(rows, 2):
+            if (h := covers(a, b)) is not None:
+                held.append(h)
+                expected += expected_capture(a.get("processes"), b.get("processes"))
+        held_all += held
         value, i2, outcome = pooled(rows)
         judged = group["pooled_verdict"].dropna() if "pooled_verdict" in group else []
         if len(judged) and judged.iloc[0]:  # the claims stage pooled every part
@@ -74,13 +81,32 @@ def comparison(table: pd.DataFrame) -> list[str]:
         cells = " | ".join(f"{r['verdict']}: {show(r)}" for r in rows)
         cover = f"{sum(held)}/{len(held)}" if held else "-"
         lines.append(f"| {claim} | {cells} | {value} | {i2} | {outcome} | {cover} |")
-    share = f" ({covering / pairs:.0%})" if pairs else ""
+    pairs, covering = len(held_all), sum(held_all)
+    share = (
+        f" ({covering / pairs:.0%}); runs that differ in nothing: about {expected:.1f} "
+        f"({expected / pairs:.0%}), as each CI is of its own run's processes"
+        if pairs
+        else ""
+    )
     return [
         *lines,
         "",
         f"verdicts flipping between reproduced and not_reproduced: {flips or 'none'}",
         f"run pairs (a, b) where a's CI covers b's value: {covering} of {pairs}{share}",
     ]
+
+
+def expected_capture(n_a: Any, n_b: Any) -> float:
+    """How often a 95% t interval of `n_a` processes holds another run's value of `n_b`, where
+    both runs measure one quantity with one spread between processes: less than 95%, as
+    b's value carries its own error (91% for 3 and 3 processes, 83% for many). b's value less
+    a's mean, over a's standard error, is a t on n_a - 1 df scaled by sqrt(1 + n_a / n_b).
+    A count not recorded counts as many processes: the least capture."""
+    n_a, n_b = pd.to_numeric(pd.Series([n_a, n_b]), errors="coerce")
+    if not (n_a >= 2 and n_b >= 1):  # NaN too
+        return float(2 * special.ndtr(t_quantile(math.inf) / math.sqrt(2)) - 1)
+    df, shrink = n_a - 1, math.sqrt(n_b / (n_a + n_b))
+    return float(2 * special.stdtr(df, t_quantile(df) * shrink) - 1)
 
 
 def covers(a: Any, b: Any) -> bool | None:
@@ -92,8 +118,9 @@ def covers(a: Any, b: Any) -> bool | None:
 
 def covers_each_other(a: Any, b: Any) -> bool | None:
     """Whether each of two measurements' 95% CIs holds the other's value (None: a CI is
-    missing). Two runs of one setup that fail this differ by more than either run's CI
-    says, so neither CI can be quoted as the uncertainty of the setup."""
+    missing). Runs that differ in nothing fail this for about one part in six
+    (`expected_capture`, both ways); parts that fail it run after run differ by more than
+    either run's CI says, so neither CI is the uncertainty of the setup."""
     both = (covers(a, b), covers(b, a))
     return None if None in both else all(both)
 
