@@ -512,7 +512,7 @@ def test_reference_speedups_use_the_cpu_baseline():
     assert (numpy_rows["speedup"] == 1.0).all()
 
 
-@pytest.mark.parametrize("run", ["run/raw/decide-r1", "paper/run/raw/paper"])
+@pytest.mark.parametrize("run", ["run/raw/p3-r1", "paper/run/raw/paper"])
 def test_a_ratio_has_one_value_in_the_speedups_table_and_in_every_claim_that_reads_it(run):
     """Every claim part that divides two cells' steady times, one of them its workload's
     baseline, reads the value the speedups table (and its figure) shows for that pair: paired
