@@ -102,7 +102,7 @@ def expected_capture(n_a: Any, n_b: Any) -> float:
     b's value carries its own error (91% for 3 and 3 processes, 83% for many). b's value less
     a's mean, over a's standard error, is a t on n_a - 1 df scaled by sqrt(1 + n_a / n_b).
     A count not recorded counts as many processes: the least capture."""
-    n_a, n_b = pd.to_numeric(pd.Series([n_a, n_b]), errors="coerce")
+    n_a, n_b = (math.nan if n is None else float(n) for n in (n_a, n_b))
     if not (n_a >= 2 and n_b >= 1):  # NaN too
         return float(2 * special.ndtr(t_quantile(math.inf) / math.sqrt(2)) - 1)
     df, shrink = n_a - 1, math.sqrt(n_b / (n_a + n_b))
