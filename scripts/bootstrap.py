@@ -10,6 +10,9 @@
 `test` runs pytest twice: the tests on two workers (pytest-xdist), then those marked `serial`,
 which judge times they measured here, alone.
 
+Ctrl-C lets the step it runs stop itself (Snakemake ends its jobs and removes its lock), then
+says so in one line and exits 130: run the same command again to resume.
+
 Needs only Python 3.11+ (standard library) and network access to PyPI. It creates `.venv/`
 beside this repository, installs the pinned versions of requirements.lock and the project,
 and, when the lock file or pyproject.toml changed, makes `.venv/` anew: installing a new
@@ -34,10 +37,13 @@ import hashlib
 import itertools
 import os
 import re
+import signal
 import subprocess
 import sys
 import venv
 from pathlib import Path
+from types import FrameType
+from typing import NoReturn
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN_DIR = "Scripts" if os.name == "nt" else "bin"
@@ -48,6 +54,9 @@ PIP = "26.3"  # the installer itself is pinned too: its resolver and output chan
 ASKS_FOR_GPU = re.compile(r"\bdevices\s*[=:].*\bgpu\b")
 # ... unless the run measures none: `check_gpu=false` (GPU cells measured elsewhere, judged here)
 NO_GPU_CHECK = re.compile(r"^check_gpu=(false|False|0)$")
+# Snakemake's dry run: its long flags, or -n alone or among other short flags (`-np`)
+DRY_RUN = re.compile(r"--dry-?run|-[A-Za-z]*n[A-Za-z]*")
+INTERRUPTED = 130  # a shell's code for a command that Ctrl-C ended (128 + SIGINT)
 
 
 class Env:
@@ -73,8 +82,48 @@ def say(message: str) -> None:
     print(f"[bootstrap] {message}", flush=True)
 
 
-def run(*cmd: str | Path, env: dict[str, str] | None = None) -> int:
-    return subprocess.call([str(c) for c in cmd], cwd=ROOT, env=env)
+def exit_interrupted() -> NoReturn:
+    """One line for Ctrl-C, not a traceback: a run stopped this way resumes where it was."""
+    say("interrupted: run the same command again to resume")
+    sys.exit(INTERRUPTED)
+
+
+def on_terminal_foreground() -> bool:
+    """Whether this process is in its terminal's foreground process group: a SIGINT here is
+    then Ctrl-C, which the terminal sent to the whole group, the running step too."""
+    try:
+        tty = os.open("/dev/tty", os.O_RDONLY)
+    except OSError:  # no terminal; on Windows, Ctrl-C reaches every process of the console
+        return os.name == "nt"
+    try:
+        return os.tcgetpgrp(tty) == os.getpgrp()
+    finally:
+        os.close(tty)
+
+
+def run(*cmd: str | Path, env: dict[str, str] | None = None, cwd: Path = ROOT) -> int:
+    """Run one step; its exit code. On SIGINT the step is left to stop itself, then one line
+    says so (exit_interrupted): Snakemake ends its jobs and removes its lock, which
+    subprocess.call, killing it at once, did not let it do (the same command then stopped on
+    the lock). Ctrl-C in a terminal reached the step already; a SIGINT sent to this process
+    alone (`kill -INT`) is passed on, once: a second would cut Snakemake's shutdown short."""
+    child = subprocess.Popen([str(c) for c in cmd], cwd=cwd, env=env)
+    interrupted = False
+
+    def on_sigint(signum: int, frame: FrameType | None) -> None:
+        nonlocal interrupted
+        if not interrupted and not on_terminal_foreground():
+            child.send_signal(signal.SIGINT)
+        interrupted = True
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        code = child.wait()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if interrupted:
+        exit_interrupted()
+    return code
 
 
 def create_venv(env: Env) -> None:
@@ -190,14 +239,18 @@ def main(argv: list[str]) -> int:
     if here and run(env.python, "-m", "blockbench.measure.gpu_ready", env=path) != 0:
         return 1
     code = run(env.bin / "snakemake", "--cores", "4", *rest, env=path)
-    if "--unlock" in rest:  # only the lock a killed run left behind is removed: no report
+    # no report where nothing was made: a dry run, or only the lock a killed run left removed
+    if code != 0 or "--unlock" in rest or any(DRY_RUN.fullmatch(a) for a in rest):
         return code
+    (ROOT / "results").mkdir(exist_ok=True)
+    code = run(env.bin / "snakemake", "--report", "results/report.html", *rest, env=path)
     if code == 0:
-        (ROOT / "results").mkdir(exist_ok=True)
-        code = run(env.bin / "snakemake", "--report", "results/report.html", *rest, env=path)
         say("done: results/claims.md, results/tables/, results/figures/, results/report.html")
     return code
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except KeyboardInterrupt:  # between steps (making the venv): as during one
+        exit_interrupted()

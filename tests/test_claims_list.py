@@ -3,38 +3,59 @@ own processes where there are some."""
 
 import json
 import re
+from pathlib import Path
+from typing import Any
 
 from blockbench.measure import provenance
 from blockbench.run import claims_list
+from blockbench.run.grid import Cell
+
+# A committed run's records: the test reads them where `blockbench measure` writes the host
+REFERENCE_RAW = Path(__file__).resolve().parents[1] / "results/reference/xeon-m207-2cpu/run/raw"
+
+
+def copy_record(raw: Path, cell_path: str, repeat: int, cpu_model: str) -> dict[str, Any]:
+    """A committed record into `raw/local`, as if measured on `cpu_model` (where
+    provenance.host() keeps it): only the CPU is made up, never the record's shape."""
+    record = json.loads((REFERENCE_RAW / "p3-r1" / cell_path / f"{repeat}.json").read_text())
+    record["provenance"]["host"]["cpu_model"] = cpu_model
+    folder = raw / "local" / cell_path
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{repeat}.json").write_text(json.dumps(record))
+    return record
+
+
+def wall(record: dict[str, Any]) -> float:
+    return record["timeline"]["worker_exit"] - record["timeline"]["job_start"]
 
 
 def test_each_claim_says_its_cells_and_its_time_from_this_machines_processes(tmp_path, capsys):
-    """Four processes of A1's cell (cpu/dot_xx/jax at 1000: a first stage of 4 in the
-    default config) of 5 s each on this machine: 20 s; a cell never measured anywhere is
-    estimated by the stated model, said so, and a GPU claim on a CPU-only config reads no
-    cell. Each catalog is named."""
-    cell = {"device": "cpu", "workload": "dot_xx", "impl": "jax", "size": 1000}
-    record = {
-        "cell": cell,
-        "timeline": {"job_start": 100.0, "worker_exit": 105.0},
-        "provenance": {"cpu_model": provenance.cpu_model()},
+    """Real records: one of A1's cell (cpu/dot_xx/jax at 1000: a first stage of 4 in the
+    default config) measured on this CPU is used, 4 x its wall; one of the same cell and one
+    of C1's measured on another CPU are not, so C1's two cells are estimated by the stated
+    model, said so. A GPU claim on a CPU-only config reads no cell. Each catalog is named."""
+    here, other = provenance.cpu_model(), f"not {provenance.cpu_model()}"
+    raw = tmp_path / "raw"
+    mine = copy_record(raw, "cpu/dot_xx/jax/1000", 0, here)
+    copy_record(raw, "cpu/dot_xx/jax/1000", 1, other)
+    copy_record(raw, "cpu/matmul/numpy/5000", 0, other)
+    assert claims_list.walls([raw / "local"], here) == {
+        Cell("cpu", "dot_xx", "jax", 1000): [wall(mine)]
     }
-    folder = tmp_path / "raw/local/cpu/dot_xx/jax/1000"
-    folder.mkdir(parents=True)
-    (folder / "0.json").write_text(json.dumps(record))
     empty = tmp_path / "reference"
     empty.mkdir()
-    assert claims_list.main(["--raw", str(tmp_path / "raw"), "--reference", str(empty)]) == 0
+    assert claims_list.main(["--raw", str(raw), "--reference", str(empty)]) == 0
     out = capsys.readouterr().out
     a1 = out.split("A1 dispatch-hides-compute: devices cpu\n", 1)[1].splitlines()
     assert a1[0].strip() == "cpu/dot_xx/jax at 1000"
-    assert a1[1].strip() == "first stage ~20 s (cells: 1 measured here)"
+    assert a1[1].strip() == f"first stage ~{4 * wall(mine):.0f} s (cells: 1 measured here)"
     c1 = out.split("C1 cpu-jax-matmul-slower: devices cpu\n", 1)[1].splitlines()
     model = re.fullmatch(
         r"first stage ~(\d+) s \(cells: 2 from a model 2-core CPU \(never measured\)\)",
         c1[1].strip(),
     )
-    # 2 cells x 3 processes, each a start of 2 s and at least one 2.5 s product (5000)
-    assert model and int(model[1]) >= 6 * (2 + 2.5), c1[1]
+    # 2 cells x 4 processes (C1's repeats), each a start of 2 s and at least one 2.5 s
+    # product (5000)
+    assert model and int(model[1]) >= 8 * (2 + 2.5), c1[1]
     assert "catalog articles (config/claims/articles/claims.yaml): 15 claims" in out
     assert "B2 gpu-dot-transfer-cost: devices gpu (gpu not in this config); no cell" in out

@@ -533,3 +533,17 @@ def test_the_quick_kit_rehearsed_end_to_end_on_a_faked_gpu(tmp_path, monkeypatch
         cpu_trends = own.index.str.contains("JAX jit CPU") & (claim == "C6")
         assert own[~cpu_trends].notna().all() and own[cpu_trends].isna().all(), own
     assert len(parts["C6"].dropna()) == 2  # its GPU trends: matmul and SELU
+
+
+@pytest.mark.parametrize("config_file", sorted(p.name for p in (ROOT / "config").glob("*.yaml")))
+def test_every_shipped_gpu_grid_asks_for_float32_products(config_file):
+    """On an Ampere or newer GPU, `default` lets XLA multiply float32 in TF32: every GPU cell
+    of a shipped grid, as the run plan measures it, asks `highest`."""
+    config = kit_config.load_config(ROOT / "config" / config_file)
+    if "gpu" not in config["devices"]:
+        pytest.skip(f"{config_file} measures no GPU cell")
+    plan = kit_config.run_plan(config)
+    gpu_jobs = [job for job in plan.jobs() if job.cell.device == "gpu"]
+    assert gpu_jobs
+    asked = {plan.params(job).matmul_precision for job in gpu_jobs}
+    assert asked == {"highest"}, f"{config_file}: {asked}"

@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from test_compat import parse_without_science
 from test_workflow import snakemake
 from tiny import TINY, workflow_copy
 
@@ -45,11 +46,26 @@ def users_copy(tmp_path: Path, claims: list[dict]) -> Path:
     catalog added: the checkout is never touched."""
     wf = workflow_copy(tmp_path, GRID)
     shutil.copytree(ROOT / "src", wf / "src", ignore=shutil.ignore_patterns("__pycache__"))
+    # the lock beside src/, as in a checkout: a parse without JAX reads the release from it
+    shutil.copy(ROOT / "requirements.lock", wf)
     (wf / "src/blockbench/workloads/softmax.py").write_text(MODULE)
     (wf / "my_catalog").mkdir()
     (wf / "my_catalog/claims.yaml").write_text(yaml.safe_dump(claims, sort_keys=False))
     (wf / "my_catalog/figures.yaml").write_text(yaml.safe_dump(FIGURES, sort_keys=False))
     return wf
+
+
+def test_the_pages_module_leaves_the_parse_to_snakemake_alone(tmp_path):
+    """With the page's module in the package, the workflow still parses with NumPy, JAX and
+    pandas made unimportable (docs/module.md): the registry imports every workload module
+    during the parse, so a module that imported NumPy at its top would stop it."""
+    wf = users_copy(tmp_path, [CLAIM])
+    run = parse_without_science(
+        wf, "-n", "--cores", "1", "--configfile", "tiny.yaml", "--config", BOTH
+    )
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    size = CLAIM["parts"][0]["size"]
+    assert f"results/raw/mine/cpu/softmax/jax_jit/{size}/0.json" in run.stdout
 
 
 @pytest.mark.slow

@@ -1,10 +1,12 @@
-"""The README's first screen, written from the committed reference runs, never by hand:
-`blockbench front-page`.
+"""The README's first screen and the references' index, written from the committed reference
+runs, never by hand: `blockbench front-page`.
 
-A number typed into the README drifts from the run it came from. Two blocks are rebuilt from
-each reference's claims.csv and raw records: the verdict map (claim x machine kind and setup)
-and the run times beside the two commands. tests/test_docs.py fails when the README's copy
-differs from what the references say.
+A number typed into the README drifts from the run it came from. Three blocks are rebuilt
+from each reference's claims.csv and raw records: the verdict map (claim x machine kind and
+setup, each claim's headline part with its 95% interval), also written as
+results/reference/verdict_map.csv; the run times beside the two commands; and the table of
+reference runs in results/reference/README.md. tests/test_docs.py fails when a copy differs
+from what the references say.
 """
 
 import argparse
@@ -18,17 +20,22 @@ from typing import Any
 
 import pandas as pd
 
-from blockbench.judge.verdicts import fmt
+from blockbench.judge.verdicts import value_ci
 from blockbench.present.claims_report import what_ran, without_marks
 from blockbench.records.layout import raw_files
 from blockbench.records.spec import METHOD_VERSION
-from blockbench.records.store import read_json
+from blockbench.records.store import read_json, write_bytes_atomic
 
 MAP = (
     "<!-- verdict map: written by `blockbench front-page` -->",
     "<!-- end of the verdict map -->",
 )
 TIMES = ("<!-- run times: written by `blockbench front-page` -->", "<!-- end of the run times -->")
+INDEX = (
+    "<!-- reference runs: written by `blockbench front-page` -->",
+    "<!-- end of the reference runs -->",
+)
+MAP_CSV = "verdict_map.csv"
 LIBRARIES = {"openblas": "OpenBLAS", "mkl": "MKL", "blis": "BLIS"}
 # A kind's folder holds its default run (`run/`, `repeat/`), a run of each other catalog
 # (`<catalog>/run/`) and the articles' own setups (`paper/run/`, config/paper.yaml).
@@ -127,36 +134,52 @@ def claims_of(column: Column, table: str = "claims.csv") -> pd.DataFrame:
 
 
 def cell(r: Any, parts: pd.DataFrame) -> str:
-    """A claim's verdict and value, the size it was measured at where that is not the
-    article's; for a claim not run, why, and what of it ran, in claims.md's words."""
+    """A claim's verdict and its headline part's value with its 95% interval, the part named
+    where the claim has several, the size it was measured at where that is not the article's;
+    for a claim not run, why, and what of it ran, in claims.md's words."""
+    mine = parts[parts["claim_id"] == r.name]
     if r.verdict == "not_run":
         missing = sorted(set(re.findall(r"(\w+) not in this run", str(r.note))))
         why = f"no {' or '.join(m.upper() for m in missing)}" if missing else "not in the grid"
-        ran = what_ran(parts[parts["claim_id"] == r.name])
+        ran = what_ran(mine)
         return f"not_run: {why}" + (f"; {ran}" if ran else "")
-    said = f"{r.verdict} {fmt(r.measured)}".strip()
+    said = f"{r.verdict} {value_ci(r.measured, r.ci_low, r.ci_high)}".strip()
     at = re.match(r"measured at (\S+) \(article", str(r.setup))
-    return said + (f" at {at.group(1)}" if at else "")
+    part = f" ({r.metric})" if mine["part"].nunique() > 1 else ""
+    return said + (f" at {at.group(1)}" if at else "") + part
+
+
+def judged_by(run: Path) -> str:
+    """Which code judged a run's committed results: a run of today's method is rebuilt by
+    this checkout's (tests/test_references.py), an older one was judged at its commit."""
+    f = run_facts(run)
+    return "this checkout" if f["method"] == METHOD_VERSION else f"commit {f['commit']}"
+
+
+def made_by(run: Path) -> str:
+    """`method 11 · 0dc308a · 2026-11-28`: the code that measured a run, and when."""
+    f = run_facts(run)
+    return f"method {f['method']} · {f['commit']} · {f['date']}"
 
 
 def head(column: Column, root: Path) -> str:
-    """The kind, setup, method version, commit and date; another catalog's run of another
-    commit or day names its own."""
-    f = column.facts
+    """The kind and setup; per catalog, the method, commit and date that measured it and the
+    code that judged it."""
     link = (column.kind / "README.md").relative_to(root)
-    others = "".join(
-        f"<br>{r.parent.name}: {run_facts(r)['commit']} · {run_facts(r)['date']}"
-        for r in column.runs[1:]
-        if (run_facts(r)["commit"], run_facts(r)["date"]) != (f["commit"], f["date"])
+    catalogs = "".join(
+        f"<br>{catalog(r)}: {made_by(r)}, judged by {judged_by(r)}" for r in column.runs
     )
-    return (
-        f"[`{column.kind.name}`]({link})<br>{column.setup} · method {f['method']}<br>"
-        f"{f['commit']} · {f['date']}{others}"
-    )
+    return f"[`{column.kind.name}`]({link})<br>{column.setup}{catalogs}"
 
 
-def verdict_map(cols: list[Column], root: Path) -> list[str]:
-    """Claim x column, every catalog's claims, in the order the catalogs give them."""
+def catalog(run: Path) -> str:
+    """The catalog a column's run measured: its claims table says."""
+    return str(pd.read_csv(run / "claims.csv")["catalog"].iloc[0])
+
+
+def verdict_map(cols: list[Column], root: Path) -> tuple[list[str], pd.DataFrame]:
+    """Claim x column, every catalog's claims, in the order the catalogs give them: as
+    Markdown, and as one row per (column, claim) for the CSV."""
     tables = [claims_of(c).set_index("claim_id") for c in cols]
     parts = [claims_of(c, "claim_parts.csv") for c in cols]
     ids = list(dict.fromkeys(i for t in tables for i in t.index))
@@ -170,7 +193,42 @@ def verdict_map(cols: list[Column], root: Path) -> list[str]:
                 for t, p in zip(tables, parts, strict=True)
             ]
         )
-    return ["| " + " | ".join(str(c).replace("|", "/") for c in row) + " |" for row in rows]
+    markdown = ["| " + " | ".join(str(c).replace("|", "/") for c in row) + " |" for row in rows]
+    return markdown, pd.DataFrame(
+        [
+            {
+                "kind": c.kind.name,
+                "setup": c.setup,
+                **_csv_row(run, r),
+            }
+            for c in cols
+            for run in c.runs
+            for r in pd.read_csv(run / "claims.csv").itertuples()
+        ]
+    )
+
+
+def _csv_row(run: Path, r: Any) -> dict[str, Any]:
+    """One claim of one run as the map's CSV gives it: its verdict, the part its headline
+    is, that part's value and 95% interval, and the code that measured and judged it."""
+    f = run_facts(run)
+    return {
+        "catalog": r.catalog,
+        "claim_id": r.claim_id,
+        "slug": r.slug,
+        "verdict": r.verdict,
+        "confidence": r.confidence if isinstance(r.confidence, str) else "",
+        "part": r.metric if isinstance(r.metric, str) else "",
+        "measured": r.measured,
+        "ci_low": r.ci_low,
+        "ci_high": r.ci_high,
+        "setup_note": r.setup if isinstance(r.setup, str) else "",
+        "run_label": f["label"],
+        "method": f["method"],
+        "measured_by": f["commit"],
+        "date": f["date"],
+        "judged_by": judged_by(run),
+    }
 
 
 def minutes(seconds: float) -> str:
@@ -211,6 +269,31 @@ def times(cols: list[Column]) -> list[str]:
     return lines
 
 
+def run_folders(reference: Path) -> list[Path]:
+    """Every committed run: a folder holding one run's raw records beside its results."""
+    return sorted(p.parent for p in reference.rglob("raw") if (p.parent / "claims.csv").exists())
+
+
+def index(reference: Path) -> list[str]:
+    """One row a committed run: where it is, its label, the code that measured and judged
+    it, how long it took, its machine and libraries, and the command that rebuilds it."""
+    rows = [
+        "| folder | run | measured by | judged by | processes | machine | rebuilt by |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for run in run_folders(reference):
+        f, where = run_facts(run), run.relative_to(reference).as_posix()
+        rebuild = f"`python3 scripts/bootstrap.py regenerate results/reference/{where}`"
+        if f["method"] != METHOD_VERSION:  # today's code refuses it: the code that made it
+            rebuild = f"`git checkout {f['commit']}`, then {rebuild}"
+        machine = f["cpu"] + "".join(f" + {g}" for g in f["gpus"]) + f"; {f['blas']}"
+        rows.append(
+            f"| [`{where}`]({where}/claims.md) | `{f['label']}` | {made_by(run)} |"
+            f" {judged_by(run)} | {f['processes']} | {machine} | {rebuild} |"
+        )
+    return rows
+
+
 def blocks(reference: Path, root: Path) -> dict[tuple[str, str], str]:
     """The generated Markdown of each block: the map (with one figure) and the run times."""
     root, reference = root.resolve(), reference.resolve()
@@ -224,9 +307,28 @@ def blocks(reference: Path, root: Path) -> dict[tuple[str, str], str]:
         None,
     )
     shown = [f"![{FIGURE[1]}]({figure.relative_to(root)})", ""] if figure else []
+    markdown, _ = verdict_map(cols, root)
     return {
-        MAP: "\n".join([MAP[0], "", *verdict_map(cols, root), "", *shown, MAP[1]]),
+        MAP: "\n".join([MAP[0], "", *markdown, "", *shown, MAP[1]]),
         TIMES: "\n".join([TIMES[0], "", *times(cols), "", TIMES[1]]),
+    }
+
+
+def written(root: Path) -> dict[Path, str]:
+    """Every file `front-page` writes, as it would write it now: the README and the
+    references' index with their blocks replaced, and the map's CSV."""
+    reference = root / "results" / "reference"
+    readme = root / "README.md"
+    text = readme.read_text()
+    for marks, block in blocks(reference, root).items():
+        text = replaced(text, marks, block)
+    listed = reference / "README.md"
+    table = "\n".join([INDEX[0], "", *index(reference.resolve()), "", INDEX[1]])
+    _, csv = verdict_map(columns(reference.resolve()), root.resolve())
+    return {
+        readme: text,
+        listed: replaced(listed.read_text(), INDEX, table),
+        reference / MAP_CSV: csv.to_csv(index=False, float_format="%.6g"),
     }
 
 
@@ -242,15 +344,16 @@ def replaced(readme: str, marks: tuple[str, str], new: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="blockbench front-page", description=__doc__.splitlines()[0])
     p.add_argument("--root", type=Path, default=Path("."), help="the checkout (default: .)")
-    p.add_argument("--check", action="store_true", help="exit 1 where the README differs")
+    p.add_argument("--check", action="store_true", help="exit 1 where a written file differs")
     args = p.parse_args(argv)
-    readme = args.root / "README.md"
-    text = new = readme.read_text()
-    for marks, block in blocks(args.root / "results" / "reference", args.root).items():
-        new = replaced(new, marks, block)
+    files = written(args.root)
+    stale = [path for path, text in files.items() if not path.exists() or path.read_text() != text]
     if args.check:
-        return int(new != text)
-    readme.write_text(new)
+        for path in stale:
+            print(f"{path} differs from what the references say", file=sys.stderr)
+        return int(bool(stale))
+    for path in stale:
+        write_bytes_atomic(path, files[path].encode())
     return 0
 
 

@@ -64,13 +64,17 @@ def validate(record: dict[str, Any]) -> None:
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
+    write_bytes_atomic(path, json.dumps(data, indent=1, allow_nan=False).encode())
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
     """Write to a temporary file beside the target, then rename: a crash leaves either the
     old file or the new one, never half of one."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(data, fh, indent=1, allow_nan=False)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

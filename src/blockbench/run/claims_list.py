@@ -34,7 +34,8 @@ def walls(roots: Iterable[Path], cpu_model: str | None = None) -> Walls:
         for path in raw_files(root):
             record = read_json(path)
             when = record.get("timeline", {})
-            if cpu_model and record["provenance"].get("cpu_model") != cpu_model:
+            # where provenance.host() keeps it (the schema requires it there)
+            if cpu_model and record["provenance"]["host"]["cpu_model"] != cpu_model:
                 continue
             if "job_start" in when and "worker_exit" in when:
                 cell = Cell(**record["cell"])

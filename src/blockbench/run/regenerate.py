@@ -7,6 +7,10 @@ directory under the label the run was made with and the workflow runs there, so 
 checkout's own results/ is never touched. Two refusals keep the rebuild honest: records of
 another measuring method (METHOD_VERSION) name the commit that reads them, and a grid that
 would measure anything (another config than the run's) names the cells it lacks.
+
+A committed reference folder is rebuilt with the config its place names (`made_with`), and
+`--publish` writes what the rebuild made back into it: its results are then the workflow's,
+never a copy made by hand (tests/test_references.py rebuilds each one and compares).
 """
 
 import argparse
@@ -17,12 +21,21 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from blockbench.present.claims_report import docs_from
 from blockbench.records.layout import raw_files
 from blockbench.records.spec import METHOD_VERSION
-from blockbench.records.store import read_json
+from blockbench.records.store import read_json, write_bytes_atomic
 
 ROOT = Path(__file__).resolve().parents[3]  # the checkout whose workflow rebuilds the run
+REFERENCE = ROOT / "results" / "reference"
 DECISION = "rounds.json"
+# A reference folder's results, as the workflow writes them under results/
+PUBLISHED = {
+    "claims.md": "claims.md",
+    "claims.csv": "claims.csv",
+    "claim_parts.csv": "tables/claim_parts.csv",
+}
+PAPER = "paper"  # results/reference/<kind>/paper/run: config/paper.yaml's run
 # The profile names it relative to itself, which Snakemake reads from the working directory.
 STYLESHEET = "profiles/report.css"
 
@@ -64,8 +77,23 @@ def check_method(folder: Path) -> str:
     return read_json(decision)["run_label"] if decision.exists() else folder.name
 
 
+def made_with(run_dir: Path) -> list[str]:
+    """What a reference folder's place says its run was made with: `paper/run` the articles'
+    setups (config/paper.yaml), `<catalog>/run` and `<catalog>/repeat` another catalog of
+    config/claims/ (`--config claims=[...]`, as made), any other folder the default grid."""
+    setup = run_dir.resolve().parent.name
+    if setup == PAPER:
+        return ["--configfile", str(ROOT / "config" / "paper.yaml")]
+    if setup != "articles" and (ROOT / "config" / "claims" / setup / "claims.yaml").is_file():
+        return [f"claims=[{ROOT / 'config' / 'claims' / setup}]"]
+    return []
+
+
 def snakemake_args(out: Path, label: str, extra: list[str]) -> list[str]:
-    """The workflow of this checkout, run in `out` under the run's own label."""
+    """The workflow of this checkout, run in `out` under the run's own label; `extra`: its
+    options, then any `key=value` of the config."""
+    pairs = [a for a in extra if "=" in a and not a.startswith("-")]
+    extra = [a for a in extra if a not in pairs]
     configfile = (
         [] if "--configfile" in extra else ["--configfile", str(ROOT / "config/config.yaml")]
     )
@@ -80,6 +108,7 @@ def snakemake_args(out: Path, label: str, extra: list[str]) -> list[str]:
         *configfile,
         *extra,
         "--config",
+        *pairs,
         f"run_label={label}",
         "check_gpu=false",  # nothing is measured, so no GPU is needed
         "--rerun-triggers",
@@ -102,8 +131,11 @@ def would_measure(args: list[str]) -> list[str]:
     return found
 
 
-def regenerate(run_dir: Path, out: Path, cores: int, extra: list[str]) -> Path:
-    """Copy the run's raw folder into `out` and rebuild everything from it; the report's path."""
+def regenerate(
+    run_dir: Path, out: Path, cores: int, extra: list[str], targets: tuple[str, ...] = ()
+) -> Path:
+    """Copy the run's raw folder into `out` and rebuild everything from it (or only
+    `targets`, with no report); the report's path."""
     folder = raw_folder(run_dir)
     label = check_method(folder)
     if out.resolve() == ROOT:
@@ -121,10 +153,44 @@ def regenerate(run_dir: Path, out: Path, cores: int, extra: list[str]) -> Path:
             f" (first: {missing[0]}); pass the config the run was made with (--configfile)"
         )
     report = ["--report", "results/report.html", "--report-stylesheet", str(ROOT / STYLESHEET)]
-    for step in ([*args, "--cores", str(cores)], [*args, *report]):
+    steps = [[*args, "--cores", str(cores), *targets]] + ([] if targets else [[*args, *report]])
+    for step in steps:
         if subprocess.run(step).returncode:
             raise Refused(f"the workflow failed: {' '.join(step)}")
     return out / "results" / "report.html"
+
+
+def published(out: Path, run_dir: Path) -> dict[str, bytes]:
+    """The text results a rebuild in `out` gives the reference folder `run_dir`, by name:
+    claims.md with its links to docs/ made from the folder, as the claims stage makes them
+    from `out`."""
+    made = {name: (out / "results" / path).read_bytes() for name, path in PUBLISHED.items()}
+    there, here = (docs_from(p / "claims.md") for p in (out / "results", run_dir))
+    made["claims.md"] = made["claims.md"].replace(f"]({there}/".encode(), f"]({here}/".encode())
+    return made
+
+
+def publish(out: Path, run_dir: Path) -> None:
+    """Write a rebuild's results into the reference folder it was made from, and the figures
+    the folder keeps, each atomically."""
+    figures = {
+        f"figures/{p.name}": (out / "results" / "figures" / p.name).read_bytes()
+        for p in sorted((run_dir / "figures").glob("*.png"))
+    }
+    for name, data in (published(out, run_dir) | figures).items():
+        write_bytes_atomic(run_dir / name, data)
+
+
+def default_out(run_dir: Path) -> Path:
+    """results/regenerated/<the folder's path under results/reference, or its name>: one
+    scratch folder a run, so two runs' rebuilds never share one (every kind has a `run/`)."""
+    where = run_dir.resolve()
+    name = (
+        "-".join(where.relative_to(REFERENCE).parts)
+        if where.is_relative_to(REFERENCE)
+        else where.name
+    )
+    return Path("results/regenerated") / name
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -134,16 +200,34 @@ def main(argv: list[str] | None = None) -> int:
         "--out", type=Path, help="working directory (default: results/regenerated/<RUN_DIR name>)"
     )
     p.add_argument("--cores", type=int, default=2)
-    p.add_argument("--configfile", help="the config the run was made with (default: config.yaml)")
+    p.add_argument(
+        "--configfile",
+        help="the config the run was made with (default: what a reference folder's place says,"
+        " else config.yaml)",
+    )
+    p.add_argument(
+        "--publish",
+        action="store_true",
+        help="write the rebuilt claims.md, claims.csv, claim_parts.csv and the folder's figures"
+        " into RUN_DIR",
+    )
     args = p.parse_args(argv)
-    out = (args.out or Path("results/regenerated") / args.run_dir.resolve().name).resolve()
-    extra = ["--configfile", str(Path(args.configfile).resolve())] if args.configfile else []
+    run_dir = args.run_dir.resolve()
+    out = (args.out or default_out(run_dir)).resolve()
+    extra = (
+        ["--configfile", str(Path(args.configfile).resolve())]
+        if args.configfile
+        else made_with(run_dir)
+    )
     try:
-        report = regenerate(args.run_dir.resolve(), out, args.cores, extra)
+        report = regenerate(run_dir, out, args.cores, extra)
     except Refused as e:
         print(f"blockbench regenerate: {e}", file=sys.stderr)
         return 2
     print(f"rebuilt from raw JSON, nothing measured: {out / 'results'} (report: {report})")
+    if args.publish:
+        publish(out, run_dir)
+        print(f"published into {run_dir}")
     return 0
 
 

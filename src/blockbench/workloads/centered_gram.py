@@ -8,6 +8,7 @@ from typing import Any
 
 from blockbench.workloads.checks import max_rel_err
 from blockbench.workloads.declare import CPU_ONLY, Impl, Workload, deferred
+from blockbench.workloads.matmul import checked_rows, product_error, reading
 
 np = deferred("numpy")
 
@@ -21,6 +22,16 @@ def make_inputs(size: int, rng: np.random.Generator) -> tuple[np.ndarray]:
 def check(inputs: tuple[np.ndarray], out: object) -> float:
     x = inputs[0].astype(np.float64)
     return max_rel_err(out, x.T @ (x - x.mean(axis=0)))
+
+
+def precision(inputs: tuple[np.ndarray], out: object) -> dict[str, object]:
+    """Which precision the product ran in (blockbench.workloads.matmul.precision), from a
+    64 x 64 block of `x.T @ xc`: columns of `x` and of the centred `xc`, in float64."""
+    x = inputs[0].astype(np.float64)
+    cols = checked_rows(x.T)
+    centred = x - x.mean(axis=0)
+    block = np.asarray(out)[np.ix_(cols, cols)]
+    return reading(product_error(x[:, cols].T, centred[:, cols], block))
 
 
 def work(size: int) -> float:
@@ -41,6 +52,7 @@ WORKLOADS = (
         tolerance=1e-2,  # TF32 on a GPU keeps ~3 digits, as matmul allows
         work=work,
         baseline="numpy",
+        precision=precision,
         impls=(
             Impl("numpy", "numpy", f, CPU_ONLY, blas=True),
             Impl("jax", "eager", f),

@@ -103,6 +103,10 @@ class Workload:
     # The precision a float32 matmul's output shows, measured against float64 and recorded
     # with the check (blockbench.workloads.matmul.precision); None: not a matmul's
     precision: Callable[[tuple[np.ndarray, ...], Any], dict[str, Any]] | None = None
+    # Why a workload whose float32 products (matrix products, convolutions) may run on a GPU
+    # has no `precision`: such a product may be computed in TF32 there, and a claim judged on
+    # it must know (tests/test_precision.py finds the products by running each implementation)
+    unprobed: str = ""
     # The dtype its implementations return (a float16 product's is float16): what the test of
     # every implementation against its float64 reference holds each output to
     dtype: str = "float32"

@@ -30,13 +30,13 @@ def make_uniform_inputs(size: int, rng: np.random.Generator) -> tuple[np.ndarray
     return (rng.random((size, size), dtype=np.float32),)
 
 
-def _checked_rows(x: np.ndarray) -> np.ndarray:
+def checked_rows(x: np.ndarray) -> np.ndarray:
     return np.unique(np.linspace(0, x.shape[0] - 1, CHECK_ROWS).astype(int))
 
 
 def check(inputs: tuple[np.ndarray], out: object) -> float:
     (x,) = inputs
-    rows, x64 = _checked_rows(x), x.astype(np.float64)
+    rows, x64 = checked_rows(x), x.astype(np.float64)
     return max_rel_err(np.asarray(out)[rows], x64[rows] @ x64.T)
 
 
@@ -56,26 +56,29 @@ PRECISION_THRESHOLD = 2e-5
 FLOAT32, BELOW_FLOAT32 = "float32", "tensorfloat32 or lower"
 
 
-def unit_error(inputs: tuple[np.ndarray], out: object) -> float:
-    """The RMS error of `dot(x, x.T)`'s off-diagonal entries in the checked rows' columns, each
-    in units of its products (PRECISION_THRESHOLD): a 64 x 64 x n product in float64, as the
-    check's own is 64 x n x n. The diagonal, sums of squares, is left out: summed in float32
-    its error grows with n (9.3e-5 at 10000 in one chain), as TF32's does not."""
-    (x,) = inputs
-    rows = _checked_rows(x)
-    a = x[rows].astype(np.float64)
-    err = np.abs(np.asarray(out)[np.ix_(rows, rows)].astype(np.float64) - a @ a.T)
-    scale = np.sqrt((a * a) @ (a * a).T)
-    off = ~np.eye(len(rows), dtype=bool)
+def product_error(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> float:
+    """The RMS error of `out`, a product's entries computed in float32 or below, against the
+    float64 product `a @ b`, each entry in units of its own products' magnitude, off the
+    diagonal. The diagonal is left out: where `b` is `a.T` (or close to it), it sums positive
+    products, whose error in float32 grows with their count (9.3e-5 at 10000 in one chain),
+    as TF32's does not."""
+    err = np.abs(out.astype(np.float64) - a @ b)
+    scale = np.sqrt((a * a) @ (b * b))
+    off = ~np.eye(len(a), dtype=bool)
     return float(np.sqrt(np.mean((err[off] / scale[off]) ** 2)))
 
 
-def precision(inputs: tuple[np.ndarray], out: object) -> dict[str, object]:
-    """Which precision the product was computed in, as its error shows it: what the articles'
-    T4 and NumPy computed (float32), or fewer mantissa bits (TF32, bfloat16), which XLA may
-    choose on a GPU at the `default` precision. Measured, so a claim need not trust the
-    inference from the device (provenance.device's `float32_matmul_inferred`)."""
-    err = unit_error(inputs, out)
+def unit_error(inputs: tuple[np.ndarray], out: object) -> float:
+    """`product_error` of `dot(x, x.T)` in the checked rows' columns: a 64 x 64 x n product in
+    float64, as the check's own is 64 x n x n."""
+    (x,) = inputs
+    rows = checked_rows(x)
+    a = x[rows].astype(np.float64)
+    return product_error(a, a.T, np.asarray(out)[np.ix_(rows, rows)])
+
+
+def reading(err: float) -> dict[str, object]:
+    """What a product's `product_error` says of its precision, recorded with the check."""
     return {
         "matmul_precision_measured": FLOAT32 if err < PRECISION_THRESHOLD else BELOW_FLOAT32,
         "matmul_unit_err": err,
@@ -83,9 +86,17 @@ def precision(inputs: tuple[np.ndarray], out: object) -> dict[str, object]:
     }
 
 
+def precision(inputs: tuple[np.ndarray], out: object) -> dict[str, object]:
+    """Which precision the product was computed in, as its error shows it: what the articles'
+    T4 and NumPy computed (float32), or fewer mantissa bits (TF32, bfloat16), which XLA may
+    choose on a GPU at the `default` precision. Measured, so a claim need not trust the
+    inference from the device (provenance.device's `float32_matmul_inferred`)."""
+    return reading(unit_error(inputs, out))
+
+
 def check_xx(inputs: tuple[np.ndarray], out: object) -> float:
     (x,) = inputs
-    rows, x64 = _checked_rows(x), x.astype(np.float64)
+    rows, x64 = checked_rows(x), x.astype(np.float64)
     return max_rel_err(np.asarray(out)[rows], x64[rows] @ x64)
 
 
@@ -142,8 +153,6 @@ WORKLOADS = (
         make_uniform_inputs,
         check_xx,
         tolerance=1e-2,
-        # no measured precision: sums of positive products in one float32 chain err as TF32
-        # does (1.1e-4 against 2.7e-4 at 10000, in `unit_error`'s units)
         work=work,
         baseline="numpy",
         impls=(
@@ -151,5 +160,7 @@ WORKLOADS = (
             Impl("jax", "eager", jax_dot_xx),
             Impl("jax_jit", "jit", jax_dot_xx),
         ),
+        unprobed="uniform inputs make every product positive: summed in one float32 chain they"
+        " err as TF32 does (1.1e-4 against 2.7e-4 at 10000, in `unit_error`'s units)",
     ),
 )

@@ -103,6 +103,9 @@ WORKLOADS = (
         work=work,
         baseline="loop",
         validate_size=validate_size,
+        unprobed="the check's tolerance refuses a TF32 convolution, so none is timed: TF32"
+        " emulated (each product rounded to 10 mantissa bits) reads 4.7e-4 to 4.0e-3 at 8 to"
+        " 256 rows, float32 under 1.4e-6",
         impls=(
             Impl("loop", "eager", loop),
             Impl("convolve", "eager", convolve),
