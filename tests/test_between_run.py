@@ -321,8 +321,8 @@ def test_a_study_of_the_kind_judges_each_run_and_one_of_another_method_does_not(
 
 def test_claims_md_states_a_confidence_on_a_steady_host_and_says_why_not_on_a_two_speed_one():
     """The run's own core-speed readings (faked here, each way) decide whether its verdict
-    states a bound: on a two-speed host one run's intervals covered 49-84%. The reason is
-    the run's, so claims.md and the report say it once, not in every verdict."""
+    states a bound: simulated on a two-speed host, one run's intervals covered 49-84%. The
+    reason is the run's, so claims.md and the report say it once, not in every verdict."""
     from blockbench.present import claims_report
 
     both = [CLAIM, {**CLAIM, "id": "Z2", "slug": "z2"}]

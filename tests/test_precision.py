@@ -1,13 +1,24 @@
 """Float32 means float32: every workload whose float32 products may run on a GPU measures the
-precision they ran in, or says why it cannot, and the probe tells float32 from TF32."""
+precision they ran in, or says why it cannot; the probe tells float32 from TF32; and a part
+is judged only on products that ran in float32."""
+
+import shutil
+from pathlib import Path
 
 import jax
 import numpy as np
+import pandas as pd
 import pytest
 from jax.extend.core import Primitive
 
+from blockbench.judge import aggregate, verdicts
+from blockbench.judge.claim_rules import claims_files, read_claims
+from blockbench.records import layout
+from blockbench.records.store import read_json, write_json_atomic
 from blockbench.workloads import centered_gram, matmul
 from blockbench.workloads.registry import WORKLOADS
+
+ROOT = Path(__file__).resolve().parents[1]
 
 # The primitives XLA may run in TF32 on a GPU at the `default` precision
 PRODUCTS = {"dot_general", "conv_general_dilated"}
@@ -84,3 +95,28 @@ def test_the_probe_reads_jaxs_own_float32_product_as_float32():
     (x,) = centered_gram.make_inputs(256, np.random.default_rng(1))
     out = jax.jit(centered_gram.f)(jax.device_put(x))
     assert centered_gram.precision((x,), out)["matmul_precision_measured"] == matmul.FLOAT32
+
+
+def judged(raw: Path) -> pd.DataFrame:
+    """The articles' claims judged on one raw folder: the parts table the claims stage makes."""
+    proc = aggregate.processes(layout.raw_files(raw))
+    claims = read_claims(claims_files([ROOT / "config/claims/articles"]))
+    _, parts = verdicts.judge(aggregate.cells(proc), proc, claims)
+    return parts.set_index(["claim_id", "part"])
+
+
+def test_a_gpu_product_measured_below_float32_leaves_its_part_unjudged(tmp_path):
+    """The H200 reference's B1 holds on float32 products; the same records with the GPU's
+    products read as TF32 (a grid at `default` precision on an Ampere or newer GPU) leave
+    B1 not run, the measured precision its reason."""
+    raw = tmp_path / "gpu-quick"
+    shutil.copytree(ROOT / "results/reference/h200-gpu-quick/run/raw/gpu-quick", raw)
+    b1 = judged(raw).loc["B1"].iloc[0]
+    assert b1["outcome"] == "holds" and "float32 products (measured)" in b1["device_model"]
+    for record in (raw / "gpu/matmul/jax").rglob("*.json"):
+        data = read_json(record)
+        data["check"]["matmul_precision_measured"] = matmul.BELOW_FLOAT32
+        write_json_atomic(record, data)
+    after = judged(raw).loc["B1"].iloc[0]
+    assert after["outcome"] == "not_run"
+    assert f"multiplied in {matmul.BELOW_FLOAT32}, not float32" in after["detail"], after["detail"]

@@ -248,20 +248,24 @@ def test_each_look_is_judged_at_97_5_percent_the_first_on_its_first_stage_alone(
 
     first = evaluate_part(two_looks_view(3, 6, kept=3), part)
     assert (first.look, first.outcome, first.processes) == (1, "holds", 3)
-    assert (first.ci_low, first.ci_high) == pytest.approx(expect(logs[:3], 2, 3), rel=1e-9)
+    assert first.bounds == pytest.approx(expect(logs[:3], 2, 3), rel=1e-9)
     for_another = evaluate_part(two_looks_view(3, 6), part)
     assert (for_another.look, for_another.outcome, for_another.processes) == (2, "holds", 6)
-    assert (for_another.ci_low, for_another.ci_high) == pytest.approx(expect(logs, 5, 6))
+    assert for_another.bounds == pytest.approx(expect(logs, 5, 6))
     part["holds_if"] = f">= {math.exp(logs[:3].mean()):.9g}"
     at_cap = evaluate_part(two_looks_view(3, 6), part)
     assert (at_cap.look, at_cap.processes) == (2, 6)
-    assert (at_cap.ci_low, at_cap.ci_high) == pytest.approx(expect(logs, 5, 6), rel=1e-9)
+    assert (at_cap.decided_low, at_cap.decided_high) == pytest.approx(expect(logs, 5, 6), rel=1e-9)
     short = evaluate_part(two_looks_view(3, 12), part)
     assert (short.look, short.processes) == (2, 6)
-    assert (short.ci_low, short.ci_high) == pytest.approx(expect(logs[:3], 2, 6), rel=1e-9)
-    # a fixed design (no max_rounds recorded) keeps its single look at 95%
+    assert short.bounds == pytest.approx(expect(logs[:3], 2, 6), rel=1e-9)
+    # a fixed design (no max_rounds recorded) keeps its single look at 95%: its 95% CI is
+    # the one a part of two looks shows too, and its spread the same standard error
     single = evaluate_part(two_looks_view(0, 0), part)
-    assert single.look is None and single.ci_high < at_cap.ci_high
+    assert single.look is None and single.decided_low is None
+    assert single.bounds == (single.ci_low, single.ci_high) and single.ci_high < at_cap.decided_high
+    assert (at_cap.ci_low, at_cap.ci_high) == pytest.approx((single.ci_low, single.ci_high))
+    assert at_cap.spread == single.spread
 
 
 def test_a_decided_ratio_whose_cells_took_rounds_for_another_part_reads_the_tables_value():

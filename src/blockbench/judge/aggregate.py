@@ -22,6 +22,7 @@ from blockbench.measure import provenance
 from blockbench.measure.stats import kept_samples, wilson
 from blockbench.records import timeline
 from blockbench.records.store import SCHEMA_VERSION, SchemaError, read_json, validate
+from blockbench.workloads.matmul import BELOW_FLOAT32
 from blockbench.workloads.registry import WORKLOADS, impls_of
 
 CELL = ["run_label", "device", "workload", "impl", "size"]
@@ -152,6 +153,9 @@ def cell_columns(record: dict[str, Any], source: Path) -> dict[str, Any]:
         "thread_parity": threads.get("parity"),
         "max_rel_err": _get(record, "check", "max_rel_err"),
         "check_passed": _get(record, "check", "passed"),
+        # the precision its float32 products ran in, where its workload probes it
+        # (blockbench.workloads.matmul.precision): a claim of float32 is not judged below it
+        "product_precision": _get(record, "check", "matmul_precision_measured"),
         "hostname": prov["host"]["hostname"],
         "cpu_model": prov["host"]["cpu_model"],
         # which host, beyond its kind: a between-run study is of one (judge.studies)
@@ -349,6 +353,10 @@ def cells(proc: pd.DataFrame) -> pd.DataFrame:
             shared[most] = g[most].max()
         checks = by_process["check_passed"].dropna()
         shared["check_passed"] = bool(checks.astype(bool).all()) if len(checks) else None
+        # one process's products below float32 is the cell's: no part is judged on it
+        readings = set(by_process["product_precision"].dropna())
+        low = BELOW_FLOAT32 in readings
+        shared["product_precision"] = BELOW_FLOAT32 if low else next(iter(readings), None)
         if ok.empty:
             rows.append({**shared, "phase": None, "processes": 0})
             continue

@@ -22,6 +22,7 @@ UNITS = ("s", "x", "exponent", "values")
 SOURCE_KEYS = ("title", "hardware", "setup", "figures")
 CELL_KEYS = {"device", "workload", "impl", "size", "phase"}
 # `KEY`, `KEY / KEY`, `(KEY + KEY) / KEY`: sums over a sum, nothing more.
+SAYS_JOIN = "; "  # between the article's words for each figure a part or claim quotes
 TERM = re.compile(r"^[A-Za-z]\w*\.\w+$")
 
 
@@ -84,7 +85,7 @@ class Articles:
     def says(self, expression: str) -> str:
         """The article's words for each figure an expression uses."""
         num, den = _sides(expression)
-        return "; ".join(self.figure(k).says for k in [*num, *den])
+        return SAYS_JOIN.join(dict.fromkeys(self.figure(k).says for k in [*num, *den]))
 
 
 def _sides(expression: str) -> tuple[list[str], list[str]]:

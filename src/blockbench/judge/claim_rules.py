@@ -20,7 +20,7 @@ import yaml
 
 from blockbench.errors import InputError
 from blockbench.judge import articles
-from blockbench.judge.articles import Articles
+from blockbench.judge.articles import SAYS_JOIN, Articles
 from blockbench.records.spec import DEVICES, PHASES
 from blockbench.workloads.registry import WORKLOADS, impls_of
 
@@ -384,6 +384,8 @@ def _read(path: Path, figures: Articles) -> list[dict[str, Any]]:
             _check_part(where, part)
             _article(where, part, figures)
         _check_settings(f"{path}: claim {claim['id']}", claim)
-        says = dict.fromkeys(p["article_says"] for p in claim["parts"] if "article_says" in p)
-        claim["article"] = "; ".join(says) or "qualitative (no figure)"
+        # each figure once, though several parts quote it (C3's NumPy time)
+        quoted = [p["article_says"] for p in claim["parts"] if "article_says" in p]
+        said = dict.fromkeys(s for q in quoted for s in q.split(SAYS_JOIN))
+        claim["article"] = SAYS_JOIN.join(said) or "qualitative (no figure)"
     return entries

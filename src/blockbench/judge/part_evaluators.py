@@ -19,8 +19,16 @@ import pandas as pd
 from blockbench.judge import uncertainty
 from blockbench.judge.claim_rules import FAILS, HOLDS, INCONCLUSIVE, decide, side_terms
 from blockbench.judge.part_result import NOT_RUN, PartResult
-from blockbench.judge.run_view import Missing, RunView, _phase, choose_size, ratio_at
-from blockbench.judge.uncertainty import Spread, from_scale, t_quantile
+from blockbench.judge.run_view import (
+    STEIN_LOST,
+    Missing,
+    RunView,
+    _phase,
+    choose_size,
+    measured_on,
+    ratio_at,
+)
+from blockbench.judge.uncertainty import Spread, from_scale
 from blockbench.records.spec import CONFIDENCE
 
 # Each of a part's two looks is judged at this level, so that whichever it stops at errs at
@@ -154,10 +162,13 @@ def eval_growth(view: RunView, part: dict[str, Any]) -> PartResult:
         scale="linear",
         size=int(rows["size"].max()),
         devices={term["device"]},
-        models={f"{term['device']}: {rows['device_model'].iloc[0]}"},
+        models={measured_on(term["device"], rows.iloc[0])},
         detail=detail,
         n_min=int(rows["n_min"].min()),
         processes=fit.processes,
+        warnings=[
+            f"{term['impl']} at {s}: {STEIN_LOST}" for s in rows["size"] if view.stein_lost(term, s)
+        ],
     )
 
 
@@ -185,7 +196,7 @@ def eval_check(view: RunView, part: dict[str, Any]) -> PartResult:
         passed=bool(measured["check_passed"].astype(bool).all()),
         size=int(measured["size"].max()),
         devices={spec["device"]},
-        models={f"{spec['device']}: {measured['device_model'].iloc[0]}"},
+        models={measured_on(spec["device"], measured.iloc[0])},
         detail=detail,
     )
 
@@ -213,17 +224,14 @@ def evaluate_part(view: RunView, part: dict[str, Any]) -> PartResult:
 
 
 def _looked(r: PartResult, part: dict[str, Any], look: int) -> PartResult:
-    """`r` judged on its interval at LOOK_CONFIDENCE (its one t term widened to it)."""
+    """`r` decided on its interval at LOOK_CONFIDENCE (`decided_low`, `decided_high`). Its
+    95% CI and its spread stay as they are: what is shown beside other parts' 95% CIs, and
+    the standard error that pooling and a study read, is never the wider look's."""
     if r.spread is None or len(r.spread.terms) != 1:
         return replace(r, look=look)
-    ((scale, df),) = r.spread.terms
-    wider = scale * t_quantile(df, LOOK_CONFIDENCE) / t_quantile(df)
-    spread = Spread(r.spread.estimate, ((wider, df),))
-    low, high = (from_scale(x, r.scale) for x in spread.interval())
-    judged = {"ci_low": low, "ci_high": high, "run_low": low, "run_high": high}
-    return replace(
-        r, spread=spread, outcome=decide(part["holds_if"], low, high), look=look, **judged
-    )
+    low, high = (from_scale(x, r.scale) for x in r.spread.interval(LOOK_CONFIDENCE))
+    outcome = decide(part["holds_if"], low, high)
+    return replace(r, outcome=outcome, look=look, decided_low=low, decided_high=high)
 
 
 def _evaluate(view: RunView, part: dict[str, Any]) -> PartResult:

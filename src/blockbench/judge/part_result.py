@@ -41,6 +41,17 @@ class PartResult:
     run_high: float | None = None
     study: StudyPart | None = None  # the study's runs this part was judged with (None: none)
     look: int | None = None  # of two looks, the one it was judged at (None: a single look)
+    # where it was decided on another interval than its 95% CI (a look, at 97.5%: the
+    # bound over both looks): that interval; None where ci_low/ci_high decided it
+    decided_low: float | None = None
+    decided_high: float | None = None
+
+    @property
+    def bounds(self) -> tuple[float | None, float | None]:
+        """The interval its outcome was decided on."""
+        if self.decided_low is None:
+            return self.ci_low, self.ci_high
+        return self.decided_low, self.decided_high
 
     @property
     def indicative(self) -> bool:

@@ -19,6 +19,7 @@ from blockbench.judge.studies import Kind, Study, blas_of, design_of, host_of, k
 from blockbench.judge.uncertainty import Spread
 from blockbench.measure.core_speed import classify
 from blockbench.records.spec import PHASES
+from blockbench.workloads.matmul import BELOW_FLOAT32
 
 
 class Missing(Exception):
@@ -149,8 +150,11 @@ class RunView:
         return d[mask]
 
     def ok_rows(self, term: dict[str, Any], size: int | None = None) -> pd.DataFrame:
+        """The rows a part may be judged on: measured fine, and its float32 products run in
+        float32 (a TF32 product on a GPU is several times faster than the articles' was)."""
         rows = self._cell_rows(term, size)
-        return rows[(rows["status"] == "ok") & (rows["phase"] == term.get("phase", "steady"))]
+        fine = (rows["status"] == "ok") & (rows["phase"] == term.get("phase", "steady"))
+        return rows[fine & (rows["product_precision"] != BELOW_FLOAT32)]
 
     def why_missing(self, term: dict[str, Any], size: int | None = None) -> str:
         rows = self._cell_rows(term, size)
@@ -163,9 +167,24 @@ class RunView:
         if not bad.empty:
             first = bad.iloc[0]
             return f"{where} is {first['status']}: {first['reason']}"
+        if (rows["product_precision"] == BELOW_FLOAT32).any():
+            asked = rows["matmul_precision"].iloc[0]
+            return (
+                f"{where} multiplied in {BELOW_FLOAT32}, not float32 (its measured precision;"
+                f" matmul_precision: {asked}, where the article computed float32)"
+            )
         if not rows.empty:
             return f"{where}: phase {term.get('phase', 'steady')} was not measured"
         return f"{where} was not measured"
+
+    def stein_lost(self, term: dict[str, Any], size: int) -> bool:
+        """Whether a cell took rounds after its first stage and kept fewer than two of that
+        stage's processes: uncertainty.of_processes then has no first-stage spread and uses
+        every round, whose count that stage chose (the part says so: STEIN_LOST)."""
+        rows = self.processes_of(term, size)
+        first = first_rounds([rows])
+        added = bool((rows.index >= first).any())
+        return self.stein and first > 0 and added and (rows.index < first).sum() < 2
 
     def sizes_ok(self, term: dict[str, Any]) -> set[int]:
         return set(self.ok_rows(term)["size"])
@@ -342,6 +361,15 @@ STEIN_LOST = (
 )
 
 
+def measured_on(device: str, row: Any) -> str:
+    """`gpu: NVIDIA H200, float32 products (measured)`: the device a term ran on and, off the
+    CPU, the precision its products were measured to run in (a claim of float32 is judged
+    only on float32: RunView.ok_rows)."""
+    said = f"{device}: {row['device_model']}"
+    precision = row.get("product_precision")
+    return said + (f", {precision} products (measured)" if device != "cpu" and precision else "")
+
+
 def ratio_at(view: RunView, part: dict[str, Any], size: int) -> Measured:
     """num / den at one size: paired within processes (rounds) where it can be, else each
     side's cells on their own, a side's cells summed, and the sides' terms combined."""
@@ -353,14 +381,12 @@ def ratio_at(view: RunView, part: dict[str, Any], size: int) -> Measured:
     for t in num + den:
         row = view.row(t, size)  # raises Missing with the reason
         samples.append(samples_note(row, t))  # '' where the kernel said nothing of them
-        models.add(f"{t['device']}: {row['device_model']}")
+        models.add(measured_on(t["device"], row))
         counts.append(int(row["n_min"]))
         warned = row.get("warnings")
         said = warned if isinstance(warned, str) else ""
         warnings += [f"{t['impl']} at {size}: {w}" for w in term_warnings(said, _phase(t))]
-        rows = view.processes_of(t, size)
-        first = first_rounds([rows])
-        if view.stein and len(rows) > first > 0 and (rows.index < first).sum() < 2:
+        if view.stein_lost(t, size):
             warnings.append(f"{t['impl']} at {size}: {STEIN_LOST}")
     paired = view.paired_ratio(num, den, size)
     how = ""

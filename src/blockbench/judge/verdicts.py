@@ -23,13 +23,14 @@ import pandas as pd
 
 from blockbench.judge.between_runs import StudyPart, judged
 from blockbench.judge.claim_rules import FAILS, HOLDS, INCONCLUSIVE, cells_named, decide, region
-from blockbench.judge.part_evaluators import evaluate_part
+from blockbench.judge.part_evaluators import LOOK_CONFIDENCE, evaluate_part
 from blockbench.judge.part_result import NOT_REPRODUCED, NOT_RUN, REPRODUCED, PartResult
 from blockbench.judge.pooling import PooledPart, pool_groups, pool_part
 from blockbench.judge.run_view import RunView, collapse
 from blockbench.judge.studies import MIN_PROCESS_VALUES, Kind, Study
-from blockbench.judge.uncertainty import from_scale
+from blockbench.judge.uncertainty import from_scale, on_scale
 from blockbench.measure.core_speed import STEADY, UNKNOWN
+from blockbench.records.spec import CONFIDENCE
 
 
 def judge(
@@ -38,8 +39,8 @@ def judge(
     claims: list[dict[str, Any]],
     studies: dict[Kind, Study] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(claims table, parts table): one row per (run, claim) with the first part's figures
-    as the headline, and one per (run, claim, part)."""
+    """(claims table, parts table): one row per (run, claim) with the figures of the part
+    its verdict rests on as the headline (`headline`), and one per (run, claim, part)."""
     views = RunView.each(cells, processes, studies)
     judged_parts = {(v.run_label, c["id"]): _claim_parts(v, c) for v in views for c in claims}
     pools = _pools(views, claims, judged_parts)
@@ -92,7 +93,7 @@ def verdict(parts: list[PartResult]) -> tuple[str, str]:
     open_ = [p for p in parts if p.outcome == INCONCLUSIVE or p.indicative]
     if failed:
         return NOT_REPRODUCED, "; ".join(
-            f"{p.name} fails: {part_ci(p)} is outside {p.condition}" for p in failed
+            f"{p.name} fails: {decided_ci(p)} is outside {p.condition}" for p in failed
         )
     if missing:
         held = [p.name for p in parts if p.outcome == HOLDS]
@@ -100,7 +101,46 @@ def verdict(parts: list[PartResult]) -> tuple[str, str]:
         return NOT_RUN, reason + (f" (measured parts hold: {', '.join(held)})" if held else "")
     if open_:
         return INCONCLUSIVE, "; ".join(undecided(p) for p in open_)
-    return REPRODUCED, ""
+    looked = [p for p in parts if p.decided_low is not None]
+    return REPRODUCED, "; ".join(f"{p.name} holds on {decided_ci(p)}" for p in looked)
+
+
+def headline(verdict_: str, parts: list[PartResult]) -> PartResult:
+    """The part a claim's verdict rests on, whose figures its row shows: for not_reproduced
+    its first part that fails at the article's setup; for inconclusive its first undecided
+    one; for not_run its first part not run (what it lacks; the parts that ran are said in
+    words, so that no part's value reads as the claim's); for reproduced the part that came
+    closest to failing (`margin`), since every part holds and the weakest is what the
+    verdict is worth. A pooled verdict of '' (too few runs) has none: the first part."""
+    decides = {
+        NOT_REPRODUCED: lambda p: p.outcome == FAILS and not p.indicative,
+        INCONCLUSIVE: lambda p: p.outcome == INCONCLUSIVE or p.indicative,
+        NOT_RUN: lambda p: p.outcome == NOT_RUN,
+    }
+    if verdict_ == REPRODUCED:
+        return min(parts, key=margin)  # the first of equals
+    return next(filter(decides.get(verdict_, bool), parts), parts[0])
+
+
+def margin(p: PartResult) -> float:
+    """How far inside its rule a part's interval lies: the gap from the nearer end of the
+    interval it was decided on to the rule's nearer boundary, in half-widths of that
+    interval, on the part's scale (a ratio's log). In half-widths because a ratio (on the
+    log scale) and an exponent (as it is) have no common unit, and the gap over the
+    half-width is the one the part's own test reads: the smallest is the part whose
+    interval came closest to the rule's boundary. inf without an interval (a check)."""
+    low, high = p.bounds
+    if low is None or high is None or p.measured is None:
+        return math.inf
+    rule = region(p.condition)
+    log = p.scale == "log"
+    bottom, top = (
+        -math.inf if log and b <= 0 else on_scale(b, p.scale) for b in (rule.low, rule.high)
+    )
+    mid, low, high = (on_scale(x, p.scale) for x in (p.measured, low, high))
+    gaps = [(low - bottom) / (mid - low) if mid > low else math.inf]
+    gaps.append((top - high) / (high - mid) if high > mid else math.inf)
+    return min(gaps)
 
 
 # What a verdict says in place of a bound where the run's intervals may not cover 95%; the
@@ -126,19 +166,41 @@ def confidence(verdict_: str, parts: list[PartResult], unsupported: str = "") ->
         return ">=97.5%"
     risk = sum(5.0 if region(p.condition).two_sided else 2.5 for p in tested)
     said = f">={100 - risk:g}%"
-    return said if len(tested) == 1 else f"{said} (any of {len(tested)} parts)"
+    return said if len(tested) == 1 else f"{said}, any of {len(tested)} parts"
 
 
-def unsupported_by(core_speed: str, studied: bool) -> str:
+def unsupported_by(core_speed: str, study: Study | None, parts: list[PartResult]) -> str:
     """Why a run's intervals may not cover 95% ('' where they are supported): they cover the
     spread between one run's processes, which a between-run study of the host widens to its
-    runs'; without one, only a host whose cores kept their speed through the run
-    (measure.core_speed) is one where docs/statistics.md measured them covering 95%."""
-    if studied or core_speed == STEADY:
+    runs'; only on a host whose cores kept their speed through the run (measure.core_speed)
+    did docs/statistics.md's simulations find one run's own intervals covering 95%, and a
+    study of too few process values on a host whose cores change speed (`small_study`)
+    covered 0.90 there."""
+    if core_speed == STEADY:
         return ""
-    if core_speed == UNKNOWN:
-        return "the run's cores were not read for speed, and no between-run study judges it"
-    return f"the run's cores read as {core_speed}, where one run's intervals cover less than 95%"
+    tested = [p for p in parts if p.run_low is not None and not p.indicative]
+    if study is None or any(p.study is None for p in tested):
+        if core_speed == UNKNOWN:
+            return "the run's cores were not read for speed, and no between-run study judges it"
+        return (
+            f"the run's cores read as {core_speed}, where one run's intervals cover less than 95%"
+        )
+    return small_study(study, tested)
+
+
+def small_study(study: Study | None, parts: list[PartResult]) -> str:
+    """Why intervals judged with a study may not cover 95% ('' where they are supported):
+    on a host whose cores change speed, a study under MIN_PROCESS_VALUES process values
+    may hold no slow process, and simulated there its intervals covered 0.90 (0.096 missed
+    on one side), not the 95% a bound needs."""
+    if study is None or study.core_speed == STEADY:
+        return ""
+    if not any(p.study and study.too_small(p.study) for p in parts if not p.indicative):
+        return ""
+    return (
+        f"judged with a between-run study of under {MIN_PROCESS_VALUES} process values on a "
+        "host whose cores change speed, whose intervals covered 0.90 in simulation"
+    )
 
 
 @dataclass(frozen=True)
@@ -148,6 +210,7 @@ class Pool:
     parts: list[PooledPart]
     verdict: str  # '' where a part's runs were too few to pool
     runs: list[str]
+    unsupported: str = ""  # why its intervals may not cover 95% (small_study; '': none)
 
 
 def _pools(
@@ -161,22 +224,26 @@ def _pools(
     pools = {}
     for members in pool_groups(views):
         labels = [v.run_label for v in members]
+        study = next((v.study for v in members if v.study), None)
         for claim in claims:
             per_run = [judged_parts[(label, claim["id"])] for label in labels]
             parts = [pool_part(list(runs)) for runs in zip(*per_run, strict=True)]
-            said = "" if any(p.too_few for p in parts) else verdict([p.result for p in parts])[0]
+            results = [p.result for p in parts]
+            said = "" if any(p.too_few for p in parts) else verdict(results)[0]
+            pool = Pool(parts, said, labels, small_study(study, results))
             for label in labels:
-                pools[(label, claim["id"])] = Pool(parts, said, labels)
+                pools[(label, claim["id"])] = pool
     return pools
 
 
 def _claim_row(
     view: RunView, claim: dict[str, Any], parts: list[PartResult], pool: Pool | None
 ) -> dict[str, Any]:
-    """One claim in one run: its verdict, its confidence, and its first part as the headline."""
+    """One claim in one run: its verdict, its confidence, and the part it rests on as the
+    headline (`metric` names it)."""
     verdict_, reason = verdict(parts)
-    unsupported = unsupported_by(view.core_speed, view.study is not None)
-    head = parts[0]
+    unsupported = unsupported_by(view.core_speed, view.study, parts)
+    head = headline(verdict_, parts)
     return {
         **_keys(view, claim),
         "slug": claim["slug"],
@@ -187,7 +254,7 @@ def _claim_row(
         "primary_verdict": pool.verdict if pool and pool.verdict else verdict_,
         **_interval(head),
         "between_run": between_note(view, parts),
-        **_pooled_columns(pool),
+        **_pooled_columns(pool, _position(parts, head), claim=True),
         "article": head.article,
         "metric": head.name,
         "condition": head.condition,
@@ -230,7 +297,7 @@ def _part_rows(
             "condition": r.condition,
             "why": r.why,
             "outcome": r.outcome,
-            **_pooled_columns(pool, i),
+            **_pooled_columns(pool, i, claim=False),
             "n_min": r.n_min,
             "code": r.code,
             "warnings": "; ".join(collapse(r.warnings)),
@@ -251,14 +318,18 @@ def _keys(view: RunView, claim: dict[str, Any]) -> dict[str, Any]:
 
 
 def _interval(r: PartResult) -> dict[str, Any]:
-    """A part's value, its judged interval and the run's own, with the run's own uncertainty:
-    the t terms on the part's scale and the processes (rounds) behind it, which a study
-    reads back (blockbench.judge.study_making)."""
+    """A part's value, its 95% interval (judged with a study where one applies), the
+    interval it was decided on where that is another (a look's, at LOOK_CONFIDENCE), and
+    the run's own, with the run's own uncertainty: the t terms on the part's scale, whose
+    root sum of squares is its standard error, and the processes (rounds) behind it, which
+    pooling and a study read back (blockbench.judge.pooling, .study_making)."""
     measured = r.spread is not None and r.run_low is not None
     return {
         "measured": r.measured,
         "ci_low": r.ci_low,
         "ci_high": r.ci_high,
+        "decided_low": r.decided_low,
+        "decided_high": r.decided_high,
         "run_ci_low": r.run_low,
         "run_ci_high": r.run_high,
         "run_spread": r.spread.to_text() if measured else None,
@@ -267,22 +338,31 @@ def _interval(r: PartResult) -> dict[str, Any]:
     }
 
 
-def _pooled_columns(pool: Pool | None, index: int = 0) -> dict[str, Any]:
+def _position(parts: list[PartResult], part: PartResult) -> int:
+    return next(i for i, p in enumerate(parts) if p is part)
+
+
+def _pooled_columns(pool: Pool | None, index: int, claim: bool) -> dict[str, Any]:
+    """Part `index`'s pooled figures; for a claim's row (`claim`), those of the part the
+    pooled verdict rests on (`headline`; part `index`, the run's own headline, where the
+    runs were too few to pool), named by `pooled_metric`, with the pooled verdict."""
     if pool is None:
         empty = dict.fromkeys(("pooled_value", "pooled_ci_low", "pooled_ci_high", "i2", "tau"))
-        text = dict.fromkeys(("pool", "pooled_verdict", "pooled_confidence", "pooled_detail"), "")
-        return {**empty, **text, "runs_pooled": 1}
+        text = ("pool", "pooled_verdict", "pooled_confidence", "pooled_detail", "pooled_metric")
+        return {**empty, **dict.fromkeys(text, ""), "runs_pooled": 1}
+    results = [p.result for p in pool.parts]
+    if claim and pool.verdict:
+        index = _position(results, headline(pool.verdict, results))
     part = pool.parts[index]
     return {
         "pool": " ".join(pool.runs),  # the runs pooled, by label
         "runs_pooled": len(pool.runs),
+        "pooled_metric": part.result.name,
         "pooled_value": part.result.measured,
         "pooled_ci_low": part.result.ci_low,
         "pooled_ci_high": part.result.ci_high,
-        "pooled_verdict": pool.verdict if index == 0 else part.result.outcome,
-        "pooled_confidence": confidence(pool.verdict, [p.result for p in pool.parts])
-        if index == 0
-        else "",
+        "pooled_verdict": pool.verdict if claim else part.result.outcome,
+        "pooled_confidence": confidence(pool.verdict, results, pool.unsupported) if claim else "",
         "i2": None if math.isnan(part.i2) else part.i2,
         "tau": None if math.isnan(part.tau) else part.tau,
         "pooled_detail": part.result.detail,
@@ -310,16 +390,25 @@ def part_ci(p: PartResult) -> str:
     return value_ci(p.measured, p.ci_low, p.ci_high)
 
 
+def decided_ci(p: PartResult) -> str:
+    """'its 95% CI 2.1 [1.44, 3.26]': the interval a part was decided on, by its level (a
+    look's, 97.5%, where its 95% CI is not the one: PartResult.decided_low)."""
+    if p.decided_low is None:
+        return f"its {CONFIDENCE:.0%} CI {part_ci(p)}"
+    return f"its {LOOK_CONFIDENCE:.1%} interval {value_ci(p.measured, *p.bounds)}"
+
+
 def undecided(p: PartResult) -> str:
     if p.indicative:
         return f"{p.name} {p.outcome} but was {p.setup}: indicative only"
-    return f"{p.name}: its 95% CI {part_ci(p)} straddles the rule {p.condition}"
+    return f"{p.name}: {decided_ci(p)} straddles the rule {p.condition}"
 
 
 def part_line(p: PartResult) -> str:
     return (
         f"{p.name}: {part_ci(p) or '-'} vs article {fmt(p.article) or '-'}"
         f" [{p.condition}] -> {p.outcome}"
+        + (f" on {decided_ci(p)}" if p.decided_low is not None else "")
         + (f", {p.setup}" if p.setup else "")
         + (f" ({p.detail})" if p.detail else "")
     )

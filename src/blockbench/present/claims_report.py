@@ -16,7 +16,9 @@ import pandas as pd
 from blockbench.judge.aggregate import HOST_KIND, PROCESS
 from blockbench.judge.between_runs import MIN_UNSTUDIED
 from blockbench.judge.claim_rules import HOLDS
+from blockbench.judge.part_evaluators import LOOK_CONFIDENCE
 from blockbench.judge.part_result import NOT_RUN
+from blockbench.judge.studies import MIN_PROCESS_VALUES
 from blockbench.judge.verdicts import NO_CONFIDENCE, fmt, value_ci
 from blockbench.measure import core_speed
 from blockbench.present import stops
@@ -74,8 +76,12 @@ COMPUTED = (
     "95%, not the chance that the verdict is right (reproduced: at least 97.5%; "
     "not_reproduced: 100% less each part's risk, 2.5% one-sided and 5% for a `between` rule, "
     "which can refuse a value on either side). It is stated only where the run's cores kept "
-    "their speed, or a between-run study or pooled runs judge it; elsewhere each run says why "
-    "it states none."
+    "their speed, or a between-run study or pooled runs judge it (not a study of under "
+    f"{MIN_PROCESS_VALUES} process values on a host whose cores change speed, whose intervals "
+    "covered 0.90 in simulation); elsewhere each run says why it states none. The value "
+    "beside a claim's verdict is that of the part the verdict rests on: the one that fails, "
+    "the one undecided, the one not run, or, for a claim reproduced, the part whose interval "
+    "came closest to its rule."
 )
 
 
@@ -137,7 +143,8 @@ def _value(r: Any) -> str:
 
 
 def _rule(r: Any) -> str:
-    """What decides a claim: its first part and that part's rule."""
+    """What decides a claim: the part its verdict rests on (the claims table's headline,
+    blockbench.judge.verdicts.headline) and that part's rule."""
     rule = _cell(r.condition)
     return _cell(r.metric) + (f" ({rule})" if rule else "")
 
@@ -212,6 +219,18 @@ def _notes(runs: pd.DataFrame, parts: pd.DataFrame, own: dict[str, str]) -> list
     return [*lines, ""] if lines else []
 
 
+def _outcome(r: Any) -> str:
+    """'holds, on its 97.5% interval 83.9 [55.9, 126]': a part's outcome, and the interval
+    it was decided on where that is not its 95% CI (a look's: `decided_low`)."""
+    said = f"{r.outcome} (indicative)" if r.indicative else r.outcome
+    low = getattr(r, "decided_low", None)
+    if low is None or pd.isna(low):
+        return said
+    return (
+        f"{said}, on its {LOOK_CONFIDENCE:.1%} interval {value_ci(r.measured, low, r.decided_high)}"
+    )
+
+
 def _parts(parts: pd.DataFrame) -> list[str]:
     head = (
         "claim, part, measured [95% CI], article, holds if, why this rule, outcome, setup, "
@@ -225,7 +244,7 @@ def _parts(parts: pd.DataFrame) -> list[str]:
             fmt(r.article),
             r.condition,
             r.why,
-            f"{r.outcome} (indicative)" if r.indicative else r.outcome,
+            _outcome(r),
             r.setup,
             "" if pd.isna(r.n_min) else int(r.n_min),
             stops.said(
@@ -253,10 +272,12 @@ ROUNDS = (
     "Rounds on demand: every cell took its first stage of rounds (worker processes). A ratio "
     "of one cell, or of one block's cells, then took two looks, each judged at 97.5% so that "
     "the one it stopped at covers 95%: none more where its first stage decided it, every "
-    "round up to max_rounds where it did not. Any other part's block took more while its own "
-    "interval was wider than its precision target (Stein's two-stage rule: the first stage's "
-    "spread sets the rounds, and the interval is built on it). A part's target, shown beside "
-    "it, is the run's precision, or its own in the claims file, or, with "
+    "round up to max_rounds where it did not. Such a part shows its 95% CI like every other, "
+    "and its outcome names the 97.5% interval it was decided on. Any other part's block took "
+    "more while its own interval was wider than its precision target (Stein's two-stage "
+    "rule: the first stage's spread sets the rounds, and the interval is built on it). A "
+    "part's target, shown beside it, is the run's precision, or its own in the claims file, "
+    "or, with "
     "precision_from_claims (the default), sqrt(m) for a ratio whose article's figure clears "
     "its rule by a factor m (at most x2): enough to decide any value within that factor of "
     "the article's. A part "
@@ -304,10 +325,17 @@ def _pooled_rows(
     out = [["claim", "pooled verdict", "pooled [95% CI]", "I^2", "tau"]]
     out[0] += [f"run {r}" for r in runs]
     for r in rows.itertuples():
-        each = []
-        for label in runs:
-            mine = table[(table["run_label"] == label) & (table["claim_id"] == r.claim_id)]
-            each.append(f"{_value(mine.iloc[0]) or EMPTY} ({mine.iloc[0].verdict})")
+        mine = [
+            table[(table["run_label"] == label) & (table["claim_id"] == r.claim_id)].iloc[0]
+            for label in runs
+        ]
+        # each value names its part where the pooled value and the runs' rest on others
+        pooled_part = _cell(getattr(r, "pooled_metric", ""))  # older tables: none
+        named = len({pooled_part, *(_cell(m.metric) for m in mine)} - {""}) > 1
+        each = [
+            f"{_value(m) or EMPTY}{f' {code}{m.metric}{code}' if named else ''} ({m.verdict})"
+            for m in mine
+        ]
         pooled = r.pooled_verdict if isinstance(r.pooled_verdict, str) else ""
         said = _confidence(getattr(r, "pooled_confidence", ""))
         out.append(
@@ -318,7 +346,8 @@ def _pooled_rows(
                 else "too few runs to pool",
                 EMPTY
                 if pooled == NOT_RUN
-                else value_ci(r.pooled_value, r.pooled_ci_low, r.pooled_ci_high) or EMPTY,
+                else (value_ci(r.pooled_value, r.pooled_ci_low, r.pooled_ci_high) or EMPTY)
+                + (f" {code}{pooled_part}{code}" if named and pooled_part else ""),
                 EMPTY if pd.isna(r.i2) else f"{r.i2:.0%}",
                 fmt(r.tau) or EMPTY,
                 *each,

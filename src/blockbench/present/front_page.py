@@ -20,9 +20,11 @@ from typing import Any
 
 import pandas as pd
 
-from blockbench.judge.verdicts import value_ci
+from blockbench.judge.part_result import PartResult
+from blockbench.judge.verdicts import headline, value_ci
 from blockbench.present.claims_report import what_ran, without_marks
 from blockbench.records.layout import raw_files
+from blockbench.records.methods import last_commit_of
 from blockbench.records.spec import METHOD_VERSION
 from blockbench.records.store import read_json, write_bytes_atomic
 
@@ -130,7 +132,54 @@ def columns(reference: Path) -> list[Column]:
 
 def claims_of(column: Column, table: str = "claims.csv") -> pd.DataFrame:
     """The column's claims (or their parts: `claim_parts.csv`), every catalog's."""
-    return pd.concat([pd.read_csv(run / table) for run in column.runs])
+    return pd.concat(
+        [
+            claims_table(run) if table == "claims.csv" else pd.read_csv(run / table)
+            for run in column.runs
+        ]
+    )
+
+
+# HEADED = the claims tables whose row shows the part its verdict rests on: made since
+# verdicts.headline (they keep the interval a part was decided on beside its 95% CI)
+HEADED = "decided_low"
+SHOWN = ("measured", "ci_low", "ci_high", "setup")
+
+
+def claims_table(run: Path) -> pd.DataFrame:
+    """A run's claims table as the map shows it. An older table headed each claim with its
+    first part; there the part today's rule picks (blockbench.judge.verdicts.headline) is
+    read from its parts table, with the values the code of its method judged it on."""
+    claims = pd.read_csv(run / "claims.csv")
+    if HEADED in claims:
+        return claims
+    parts = pd.read_csv(run / "claim_parts.csv")
+    for i, r in claims.iterrows():
+        rows = parts[parts["claim_id"] == r["claim_id"]]
+        if rows.empty:
+            continue
+        judged = [
+            PartResult(
+                p.part,
+                p.outcome,
+                **{
+                    k: None if pd.isna(v) else v
+                    for k, v in (
+                        ("measured", p.measured),
+                        ("ci_low", p.ci_low),
+                        ("ci_high", p.ci_high),
+                        ("size", p.size),
+                        ("article_size", p.article_size),
+                    )
+                },
+                condition=p.condition,
+                scale=p.scale,
+            )
+            for p in rows.itertuples()
+        ]
+        head = rows.iloc[judged.index(headline(r["verdict"], judged))]
+        claims.loc[i, ["metric", *SHOWN]] = [head["part"], *(head[k] for k in SHOWN)]
+    return claims
 
 
 def cell(r: Any, parts: pd.DataFrame) -> str:
@@ -145,7 +194,7 @@ def cell(r: Any, parts: pd.DataFrame) -> str:
         return f"not_run: {why}" + (f"; {ran}" if ran else "")
     said = f"{r.verdict} {value_ci(r.measured, r.ci_low, r.ci_high)}".strip()
     at = re.match(r"measured at (\S+) \(article", str(r.setup))
-    part = f" ({r.metric})" if mine["part"].nunique() > 1 else ""
+    part = f": {r.metric}" if mine["part"].nunique() > 1 else ""
     return said + (f" at {at.group(1)}" if at else "") + part
 
 
@@ -172,9 +221,14 @@ def head(column: Column, root: Path) -> str:
     return f"[`{column.kind.name}`]({link})<br>{column.setup}{catalogs}"
 
 
+# The catalog of a claims table older than its `catalog` column: there was one then
+FIRST_CATALOG = "articles"
+
+
 def catalog(run: Path) -> str:
     """The catalog a column's run measured: its claims table says."""
-    return str(pd.read_csv(run / "claims.csv")["catalog"].iloc[0])
+    table = pd.read_csv(run / "claims.csv")
+    return str(table["catalog"].iloc[0]) if "catalog" in table else FIRST_CATALOG
 
 
 def verdict_map(cols: list[Column], root: Path) -> tuple[list[str], pd.DataFrame]:
@@ -203,7 +257,7 @@ def verdict_map(cols: list[Column], root: Path) -> tuple[list[str], pd.DataFrame
             }
             for c in cols
             for run in c.runs
-            for r in pd.read_csv(run / "claims.csv").itertuples()
+            for r in claims_table(run).itertuples()
         ]
     )
 
@@ -213,7 +267,7 @@ def _csv_row(run: Path, r: Any) -> dict[str, Any]:
     is, that part's value and 95% interval, and the code that measured and judged it."""
     f = run_facts(run)
     return {
-        "catalog": r.catalog,
+        "catalog": getattr(r, "catalog", FIRST_CATALOG),
         "claim_id": r.claim_id,
         "slug": r.slug,
         "verdict": r.verdict,
@@ -241,15 +295,14 @@ def took(run: Path) -> str:
     return f"{minutes(f['measuring_s'])}, {f['processes']} processes"
 
 
-def repeat_said(column: Column) -> str:
-    """The default run's repeat (same commit, same hour): its time, and whether it gave the
-    same verdicts."""
-    repeat = column.kind / "repeat"
-    if column.setup == PAPER or not (repeat / "claims.csv").exists():
+def repeat_said(run: Path) -> str:
+    """A run's repeat (`repeat/` beside its `run/`: same commit, same hour): its time, and
+    whether it gave the same verdicts."""
+    repeat = run.parent / "repeat"
+    if run.name != "run" or not (repeat / "claims.csv").exists():
         return ""
     one, two = (
-        pd.read_csv(p / "claims.csv").set_index("claim_id")["verdict"]
-        for p in (column.runs[0], repeat)
+        pd.read_csv(p / "claims.csv").set_index("claim_id")["verdict"] for p in (run, repeat)
     )
     moved = [f"{i} {one[i]} then {two.get(i)}" for i in one.index if two.get(i) != one[i]]
     return f" (its repeat: {took(repeat)}; {'; '.join(moved) or 'the same verdicts'})"
@@ -261,9 +314,11 @@ def times(cols: list[Column]) -> list[str]:
     for c in cols:
         f = c.facts
         where = f["cpu"] + "".join(f" + {g}" for g in f["gpus"])
-        others = "".join(f"; the {r.parent.name} catalog {took(r)}" for r in c.runs[1:])
+        others = "".join(
+            f"; the {r.parent.name} catalog {took(r)}{repeat_said(r)}" for r in c.runs[1:]
+        )
         lines.append(
-            f"- `{c.kind.name}`, {c.setup}: {took(c.runs[0])}{repeat_said(c)}{others}."
+            f"- `{c.kind.name}`, {c.setup}: {took(c.runs[0])}{repeat_said(c.runs[0])}{others}."
             f" {where}; JAX {f['jax']}, NumPy {f['numpy']} on {f['blas']}."
         )
     return lines
@@ -284,8 +339,8 @@ def index(reference: Path) -> list[str]:
     for run in run_folders(reference):
         f, where = run_facts(run), run.relative_to(reference).as_posix()
         rebuild = f"`python3 scripts/bootstrap.py regenerate results/reference/{where}`"
-        if f["method"] != METHOD_VERSION:  # today's code refuses it: the code that made it
-            rebuild = f"`git checkout {f['commit']}`, then {rebuild}"
+        if f["method"] != METHOD_VERSION:  # today's code refuses it: its method's last code
+            rebuild = f"`git checkout {last_commit_of(f['method']) or f['commit']}`, then {rebuild}"
         machine = f["cpu"] + "".join(f" + {g}" for g in f["gpus"]) + f"; {f['blas']}"
         rows.append(
             f"| [`{where}`]({where}/claims.md) | `{f['label']}` | {made_by(run)} |"

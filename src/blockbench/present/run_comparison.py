@@ -7,13 +7,17 @@ pooled? (An A/A check of the whole pipeline.)
 
 Prints a Markdown table (each run's verdict and value, the pooled headline value with its
 CI and I^2 (blockbench.judge.pooling), and the pooled verdict: of every part where the claims
-stage pooled the runs, a merged claims.csv, else of the headline part) and summary lines:
+stage pooled the runs, a merged claims.csv, else of the headline part) and summary lines.
+A claim's headline is the part its verdict rests on, as the claims table names it (`metric`,
+blockbench.judge.verdicts.headline): runs whose headlines are other parts are set side by
+side, never pooled or held against each other's values. The summary lines are:
 verdicts that flip between reproduced and not_reproduced (must be none), and the share of
 ordered run pairs (a, b) where a's CI covers b's value, beside the share expected of runs
 that differ in nothing (`expected_capture`: a run's CI holds another run's value less often
 than the truth).
-The CIs compared are the ones each run was judged on (widened by a between-run study where
-its machine had one); the pooled value uses each run's own terms (`run_spread`). The same
+The CIs compared are each run's 95% CIs (widened by a between-run study where its machine
+had one; a part decided at two looks keeps its 97.5% interval apart, `decided_low`); the
+pooled value uses each run's own standard error (`run_spread`). The same
 test, run by run, is the claims table's `other_runs` (`with_other_runs`), which claims.md and
 the report list under the runs that disagree.
 """
@@ -35,14 +39,24 @@ from blockbench.judge.verdicts import value_ci
 DECISIVE = {"reproduced", "not_reproduced"}
 
 
-def show(r: pd.Series) -> str:
-    return value_ci(r["measured"], r["ci_low"], r["ci_high"]) or "-"
+def show(r: pd.Series, named: bool = False) -> str:
+    """A run's headline value [CI], with its part's name where `named`."""
+    said = value_ci(r["measured"], r["ci_low"], r["ci_high"]) or "-"
+    return f"{r['metric']} {said}" if named else said
+
+
+def same_part(a: Any, b: Any) -> bool:
+    """Whether two runs' rows headline one part (older tables name none: taken as one)."""
+    return a.get("metric") == b.get("metric")
 
 
 def pooled(rows: list[pd.Series]) -> tuple[str, str, str]:
-    """(value [CI], I^2, the headline part's outcome) over the runs with an own interval."""
+    """(value [CI], I^2, the headline part's outcome) over the runs with an own interval,
+    where every run's headline is the same part."""
     if "run_spread" not in rows[0]:
         return "-", "-", "-"
+    if not all(same_part(rows[0], r) for r in rows):
+        return "-: the runs' verdicts rest on different parts", "-", "-"
     runs = [
         (Spread.from_text(on_scale(r["measured"], r["scale"]), r["run_spread"]), r["processes"])
         for r in rows
@@ -70,7 +84,7 @@ def comparison(table: pd.DataFrame) -> list[str]:
             flips.append(claim)
         held = []
         for a, b in itertools.permutations(rows, 2):
-            if (h := covers(a, b)) is not None:
+            if same_part(a, b) and (h := covers(a, b)) is not None:
                 held.append(h)
                 expected += expected_capture(a.get("processes"), b.get("processes"))
         held_all += held
@@ -78,7 +92,8 @@ def comparison(table: pd.DataFrame) -> list[str]:
         judged = group["pooled_verdict"].dropna() if "pooled_verdict" in group else []
         if len(judged) and judged.iloc[0]:  # the claims stage pooled every part
             outcome = f"{judged.iloc[0]} (all parts)"
-        cells = " | ".join(f"{r['verdict']}: {show(r)}" for r in rows)
+        named = not all(same_part(rows[0], r) for r in rows)
+        cells = " | ".join(f"{r['verdict']}: {show(r, named)}" for r in rows)
         cover = f"{sum(held)}/{len(held)}" if held else "-"
         lines.append(f"| {claim} | {cells} | {value} | {i2} | {outcome} | {cover} |")
     pairs, covering = len(held_all), sum(held_all)
@@ -127,7 +142,8 @@ def covers_each_other(a: Any, b: Any) -> bool | None:
 
 def disagreements(table: pd.DataFrame) -> pd.Series:
     """Per row of the claims table: where another run on the same hardware and JAX release
-    measured the same claim outside this run's CI, or reached another verdict, say so
+    measured the same claim's headline part outside this run's CI, or reached another
+    verdict (its value then named by its part where that is another), say so
     (another release is an axis, not a disagreement). The same hardware is the same kind of
     machine, as pooling defines it (`machine`; older tables: the device models). Where no
     between-run study judges a run's CI, it holds its processes' spread only, not what
@@ -139,9 +155,9 @@ def disagreements(table: pd.DataFrame) -> pd.Series:
         for i, a in same.iterrows():
             said = []
             for _, b in same.drop(index=i).iterrows():
-                differ = covers_each_other(a, b) is False
+                differ = same_part(a, b) and covers_each_other(a, b) is False
                 if differ or a["verdict"] != b["verdict"]:
-                    value = value_ci(b["measured"], b["ci_low"], b["ci_high"]) or "-"
+                    value = show(b, named=not same_part(a, b))
                     said.append(
                         f"run {b['run_label']} on the same hardware measured {value} "
                         f"({b['verdict']})"

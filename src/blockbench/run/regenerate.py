@@ -23,6 +23,7 @@ from pathlib import Path
 
 from blockbench.present.claims_report import docs_from
 from blockbench.records.layout import raw_files
+from blockbench.records.methods import last_commit_of
 from blockbench.records.spec import METHOD_VERSION
 from blockbench.records.store import read_json, write_bytes_atomic
 
@@ -68,10 +69,11 @@ def check_method(folder: Path) -> str:
     other = {v: n for v, n in versions.items() if v[0] != METHOD_VERSION}
     if other:
         version, commit = max(other, key=other.get)
+        reads = last_commit_of(version) or commit
         raise Refused(
             f"{folder} was measured by method version {version} (commit {commit}); this"
-            f" checkout reads method version {METHOD_VERSION}. Rebuild it with the code that"
-            f" measured it: git checkout {commit}"
+            f" checkout reads method version {METHOD_VERSION}. Rebuild it with the last code"
+            f" of method version {version}: git checkout {reads}"
         )
     decision = folder / DECISION
     return read_json(decision)["run_label"] if decision.exists() else folder.name
