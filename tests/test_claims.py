@@ -18,7 +18,7 @@ import scipy.stats
 import yaml
 
 from blockbench.judge import claim_rules, run_view, uncertainty, verdicts
-from blockbench.judge.aggregate import cells, measurements, processes
+from blockbench.judge.aggregate import cells, processes
 from blockbench.present import claims_report, figures, run_comparison
 from blockbench.records import timeline
 from blockbench.records.layout import raw_files
@@ -509,7 +509,7 @@ def test_the_claims_file_covers_every_article_claim():
 def test_reference_speedups_use_the_cpu_baseline():
     """The reference run's fixture (tests/data/runs/epyc-65b7fad: C1's block among its cells)."""
     files = raw_files(DATA / "runs/epyc-65b7fad")
-    sp = run_view.speedups(measurements(files), processes(files))
+    sp = run_view.speedups(cells(processes(files)), processes(files))
     numpy_rows = sp[(sp["workload"] == "matmul") & (sp["impl"] == "numpy")]
     assert (numpy_rows["speedup"] == 1.0).all()
 
@@ -572,13 +572,13 @@ def test_a_cells_page_faults_show_its_processes_allocator_modes():
     eager SELU at 10^6 ran in processes with no page faults and in others with thousands a
     call (docs/measuring-traps.md); NumPy's took the same 2,166 a call in every process. An
     older run's records have no count: NaN in its cells."""
-    df = measurements(raw_files(DATA / "runs/v5-2157"))
+    df = cells(processes(raw_files(DATA / "runs/v5-2157")))
     steady = df[(df["workload"] == "selu") & (df["size"] == 1_000_000) & (df["phase"] == "steady")]
     eager = steady[steady["impl"] == "jax"].iloc[0]
     assert eager["faults_min"] == 0 and eager["faults_max"] > 1000
     numpy = steady[steady["impl"] == "numpy"].iloc[0]
     assert 2000 < numpy["faults_min"] <= numpy["faults_max"] < 2200
-    old = measurements(raw_files(DATA / "runs/epyc-65b7fad"))
+    old = cells(processes(raw_files(DATA / "runs/epyc-65b7fad")))
     assert old["faults_max"].isna().all()
 
 

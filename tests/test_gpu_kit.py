@@ -291,7 +291,7 @@ def test_the_kit_measures_decides_resumes_and_packs_on_cpu(tmp_path, monkeypatch
             assert record["status"] == "unavailable" and "gpu" in record["reason"]
         else:
             assert record["status"] == "ok" and record["phases"]["steady"]["n"] >= 3
-    aggregate.measurements(layout.raw_files(raw))  # the import validates every file
+    aggregate.processes(layout.raw_files(raw))  # the import validates every file
     manifest = store.read_json(raw / kit_archive.MANIFEST)
     decision = manifest["decision"]
     assert manifest["complete"] and manifest["schema_validated"] is True

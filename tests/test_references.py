@@ -5,12 +5,15 @@ results. A result copied by hand from another run, or left behind by a judging c
 here on its first differing line."""
 
 import shutil
+import subprocess
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from blockbench.present import front_page
 from blockbench.records.layout import raw_files
+from blockbench.records.methods import last_commit_of
 from blockbench.records.spec import METHOD_VERSION
 from blockbench.records.store import read_json
 from blockbench.run import regenerate
@@ -23,7 +26,7 @@ CLAIMS_TARGETS = tuple(f"results/{path}" for path in regenerate.PUBLISHED.values
 
 def folders(reference: Path = REFERENCE) -> list[Path]:
     """Every folder that holds one run's raw records (raw/<label>/) beside its results."""
-    return sorted(p.parent for p in reference.rglob("raw") if (p.parent / "claims.csv").exists())
+    return front_page.run_folders(reference)
 
 
 def label_of(folder: Path) -> str:
@@ -68,7 +71,7 @@ def first_difference(name: str, made: bytes, committed: bytes) -> str:
 def rebuild_differences(folder: Path, out: Path) -> list[str]:
     """Rebuild `folder` from its raw records with this checkout's code, as `regenerate`
     does, and compare what it would publish with what is committed."""
-    regenerate.regenerate(folder, out, 2, regenerate.made_with(folder), targets=CLAIMS_TARGETS)
+    regenerate.regenerate(folder, out, 2, *regenerate.made_with(folder), targets=CLAIMS_TARGETS)
     made = regenerate.published(out, folder)
     found = (first_difference(n, made[n], (folder / n).read_bytes()) for n in sorted(made))
     return [d for d in found if d]
@@ -114,3 +117,26 @@ def test_a_hand_copied_result_fails_the_checks(tmp_path):
     assert len(label_problems(repeat)) == 3
     differences = rebuild_differences(repeat, tmp_path / "out")
     assert differences and differences[0].startswith("claim_parts.csv:2: committed")
+
+
+def test_an_older_method_is_rebuilt_by_its_last_commit_which_has_regenerate(tmp_path):
+    """records/methods.py: for each older method a reference keeps, the commit named reads
+    that method and has the rebuild command; today's method and a folder without git
+    history have none."""
+    if not (ROOT / ".git").exists():
+        pytest.skip("no git history here")
+    assert last_commit_of(METHOD_VERSION) is None
+    assert last_commit_of(9, tmp_path) is None
+    older = {method_of(f) for f in folders()} - {METHOD_VERSION}
+    assert older, "no reference of an older method to rebuild"
+    for method in older:
+        commit = last_commit_of(method)
+        show = ["git", "-C", str(ROOT), "show"]
+        spec = subprocess.run(
+            [*show, f"{commit}:src/blockbench/records/spec.py"], capture_output=True, text=True
+        ).stdout
+        assert f"\nMETHOD_VERSION = {method}\n" in spec, commit
+        tool = subprocess.run(
+            [*show, f"{commit}:src/blockbench/run/regenerate.py"], capture_output=True
+        )
+        assert tool.returncode == 0, f"{commit} has no regenerate"

@@ -17,7 +17,7 @@ from hosts import ELSEWHERE_CPU, REFERENCE, run_elsewhere
 from tiny import TINY, workflow_copy
 
 from blockbench.errors import InputError
-from blockbench.judge import aggregate, part_result, run_view
+from blockbench.judge import aggregate, run_view
 from blockbench.judge.between_runs import StudyPart
 from blockbench.judge.studies import Kind, Study, study_path
 from blockbench.measure import cores, provenance
@@ -343,7 +343,7 @@ def test_tiny_grid_produces_every_table_figure_and_claim(tiny_run):
     ids = [c["id"] for c in stages.read_claims(ROOT / "config/claims/articles")]
     for _, run in table.groupby("run_label"):
         assert sorted(run["claim_id"]) == sorted(ids)
-    assert set(table["verdict"]) <= set(part_result.VERDICTS)
+    assert set(table["verdict"]) <= {"reproduced", "not_reproduced", "inconclusive", "not_run"}
     for column in ("claim_id", "verdict", "measured", "article", "device", "note"):
         assert column in table.columns
     assert "D2" in (wf / "results/claims.md").read_text()
@@ -618,7 +618,7 @@ def test_two_files_for_one_cell_are_refused(tmp_path):
     twin = tmp_path / "twin"
     shutil.copytree(REFERENCE / "cpu/selu", twin / "cpu/selu")
     with pytest.raises(InputError, match=r"several files \(.*, .*\): give each merged") as said:
-        aggregate.measurements([*layout.raw_files(REFERENCE), *layout.raw_files(twin)])
+        aggregate.processes([*layout.raw_files(REFERENCE), *layout.raw_files(twin)])
     assert str(twin) in str(said.value) and str(REFERENCE) in str(said.value)  # both named
     # the same files merged under a label of their own (merge: DIR=LABEL) are another run
     directory, label = layout.run_dir(f"{twin}=twin")

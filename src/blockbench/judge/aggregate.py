@@ -103,7 +103,7 @@ def _get(d: dict[str, Any] | None, *keys: str) -> Any:
 BLAS_NAMES = {"openblas": "OpenBLAS", "mkl": "MKL", "blis": "BLIS"}
 
 
-def blas_kernel(record: dict[str, Any]) -> str | None:
+def cell_blas(record: dict[str, Any]) -> str | None:
     """'OpenBLAS SkylakeX' (the library and the kernel threadpoolctl saw it run), for a cell
     that times NumPy's BLAS; None for any other cell or where nothing was read."""
     impl = impls_of(record["cell"]["workload"]).get(record["cell"]["impl"])
@@ -148,7 +148,7 @@ def cell_columns(record: dict[str, Any], source: Path) -> dict[str, Any]:
         "cores": threads.get("n_cores"),
         "blas_threads": threads.get("blas_threads"),
         # the kernel NumPy's BLAS ran, where the cell's time is NumPy's BLAS (Impl.blas)
-        "blas_kernel": blas_kernel(record),
+        "blas_kernel": cell_blas(record),
         "xla_threads": threads.get("xla_threads"),
         "thread_parity": threads.get("parity"),
         "max_rel_err": _get(record, "check", "max_rel_err"),
@@ -159,7 +159,7 @@ def cell_columns(record: dict[str, Any], source: Path) -> dict[str, Any]:
         "hostname": prov["host"]["hostname"],
         "cpu_model": prov["host"]["cpu_model"],
         # which host, beyond its kind: a between-run study is of one (judge.studies)
-        **{k: _text(prov["host"].get(k)) for k in ("host_id", "cpu_signature")},
+        **{k: _answer(prov["host"].get(k)) for k in ("host_id", "cpu_signature")},
         "host_cpus": prov["host"].get("cpu_count_logical"),
         # the state the host measured in (blockbench.measure.host_state; None: not told)
         "power": _get(record, "host_state", "before", "power"),
@@ -291,7 +291,7 @@ def _share(name: str, counts: pd.Series, totals: pd.Series) -> dict[str, float |
     return {f"{name}_fraction": share, f"{name}_ci_low": low, f"{name}_ci_high": high}
 
 
-def _text(value: Any) -> str | None:
+def _answer(value: Any) -> str | None:
     """A probe's answer as text; None where it had none (absent, or why it failed)."""
     return value if isinstance(value, str) else None
 
@@ -368,11 +368,6 @@ def cells(proc: pd.DataFrame) -> pd.DataFrame:
     return (
         pd.DataFrame(rows).sort_values([*CELL, "phase"], na_position="first").reset_index(drop=True)
     )
-
-
-def measurements(files: Iterable[Path]) -> pd.DataFrame:
-    """The cell table straight from files (tests and notebooks)."""
-    return cells(processes(files))
 
 
 def steady(df: pd.DataFrame) -> pd.DataFrame:

@@ -5,11 +5,9 @@ import math
 from dataclasses import dataclass, field
 
 from blockbench.judge.between_runs import StudyPart
-from blockbench.judge.claim_rules import INCONCLUSIVE
 from blockbench.judge.uncertainty import Spread
 
 REPRODUCED, NOT_REPRODUCED, NOT_RUN = "reproduced", "not_reproduced", "not_run"
-VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_RUN)
 
 
 @dataclass

@@ -154,7 +154,7 @@ class RunView:
         float32 (a TF32 product on a GPU is several times faster than the articles' was)."""
         rows = self._cell_rows(term, size)
         fine = (rows["status"] == "ok") & (rows["phase"] == term.get("phase", "steady"))
-        return rows[fine & (rows["product_precision"] != BELOW_FLOAT32)]
+        return rows[fine & ~below_float32(rows)]
 
     def why_missing(self, term: dict[str, Any], size: int | None = None) -> str:
         rows = self._cell_rows(term, size)
@@ -167,7 +167,7 @@ class RunView:
         if not bad.empty:
             first = bad.iloc[0]
             return f"{where} is {first['status']}: {first['reason']}"
-        if (rows["product_precision"] == BELOW_FLOAT32).any():
+        if below_float32(rows).any():
             asked = rows["matmul_precision"].iloc[0]
             return (
                 f"{where} multiplied in {BELOW_FLOAT32}, not float32 (its measured precision;"
@@ -361,13 +361,22 @@ STEIN_LOST = (
 )
 
 
+def below_float32(rows: pd.DataFrame) -> pd.Series:
+    """Which cells' float32 products ran in TF32 or lower (False in a table made before
+    the probe's reading was kept)."""
+    if "product_precision" not in rows:
+        return pd.Series(False, index=rows.index)
+    return rows["product_precision"] == BELOW_FLOAT32
+
+
 def measured_on(device: str, row: Any) -> str:
     """`gpu: NVIDIA H200, float32 products (measured)`: the device a term ran on and, off the
     CPU, the precision its products were measured to run in (a claim of float32 is judged
     only on float32: RunView.ok_rows)."""
     said = f"{device}: {row['device_model']}"
     precision = row.get("product_precision")
-    return said + (f", {precision} products (measured)" if device != "cpu" and precision else "")
+    measured = device != "cpu" and isinstance(precision, str)
+    return said + (f", {precision} products (measured)" if measured else "")
 
 
 def ratio_at(view: RunView, part: dict[str, Any], size: int) -> Measured:

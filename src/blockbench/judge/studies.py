@@ -186,7 +186,7 @@ def host_of(processes: pd.DataFrame) -> str:
 
 
 def blas_of(processes: pd.DataFrame) -> str:
-    """The kernels NumPy's BLAS ran in a run's cells that time it (judge.aggregate.blas_kernel),
+    """The kernels NumPy's BLAS ran in a run's cells that time it (judge.aggregate.cell_blas),
     joined where they differ; '' where none recorded one."""
     if "blas_kernel" not in processes:
         return ""

@@ -111,7 +111,7 @@ def headline(verdict_: str, parts: list[PartResult]) -> PartResult:
     one; for not_run its first part not run (what it lacks; the parts that ran are said in
     words, so that no part's value reads as the claim's); for reproduced the part that came
     closest to failing (`margin`), since every part holds and the weakest is what the
-    verdict is worth. A pooled verdict of '' (too few runs) has none: the first part."""
+    verdict is worth."""
     decides = {
         NOT_REPRODUCED: lambda p: p.outcome == FAILS and not p.indicative,
         INCONCLUSIVE: lambda p: p.outcome == INCONCLUSIVE or p.indicative,
@@ -435,7 +435,7 @@ def between_note(view: RunView, parts: list[PartResult]) -> str:
         return f"{RUN_ONLY}: the study of this host lacks this claim"
     study = view.study
     said = f"covers {study.covers()} (study {Path(study.source).name or 'given'})"
-    if study.core_speed != "steady" and any(study.too_small(s) for s in studied):
+    if small_study(study, parts):
         said += (
             f"; under {MIN_PROCESS_VALUES} process values (runs x processes): on a host "
             "whose cores change speed the study may hold no slow process"

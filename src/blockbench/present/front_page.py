@@ -349,8 +349,9 @@ def index(reference: Path) -> list[str]:
     return rows
 
 
-def blocks(reference: Path, root: Path) -> dict[tuple[str, str], str]:
-    """The generated Markdown of each block: the map (with one figure) and the run times."""
+def blocks(reference: Path, root: Path) -> tuple[dict[tuple[str, str], str], pd.DataFrame]:
+    """The generated Markdown of each README block (the map, with one figure, and the run
+    times), and the map as one row per (column, claim)."""
     root, reference = root.resolve(), reference.resolve()
     cols = columns(reference)
     figure = next(
@@ -362,11 +363,11 @@ def blocks(reference: Path, root: Path) -> dict[tuple[str, str], str]:
         None,
     )
     shown = [f"![{FIGURE[1]}]({figure.relative_to(root)})", ""] if figure else []
-    markdown, _ = verdict_map(cols, root)
+    markdown, table = verdict_map(cols, root)
     return {
         MAP: "\n".join([MAP[0], "", *markdown, "", *shown, MAP[1]]),
         TIMES: "\n".join([TIMES[0], "", *times(cols), "", TIMES[1]]),
-    }
+    }, table
 
 
 def written(root: Path) -> dict[Path, str]:
@@ -375,15 +376,15 @@ def written(root: Path) -> dict[Path, str]:
     reference = root / "results" / "reference"
     readme = root / "README.md"
     text = readme.read_text()
-    for marks, block in blocks(reference, root).items():
+    generated, table = blocks(reference, root)
+    for marks, block in generated.items():
         text = replaced(text, marks, block)
     listed = reference / "README.md"
-    table = "\n".join([INDEX[0], "", *index(reference.resolve()), "", INDEX[1]])
-    _, csv = verdict_map(columns(reference.resolve()), root.resolve())
+    rows = "\n".join([INDEX[0], "", *index(reference.resolve()), "", INDEX[1]])
     return {
         readme: text,
-        listed: replaced(listed.read_text(), INDEX, table),
-        reference / MAP_CSV: csv.to_csv(index=False, float_format="%.6g"),
+        listed: replaced(listed.read_text(), INDEX, rows),
+        reference / MAP_CSV: table.to_csv(index=False, float_format="%.6g"),
     }
 
 

@@ -29,8 +29,10 @@ class SchemaError(ValueError):
 def can_validate() -> bool:
     """Whether jsonschema is installed. The GPU machine's image has none: there a record is
     written unvalidated and says so (`provenance.config.schema_validated`, which a cell's
-    later processes also say: blockbench.measure.parent checks its first); the kit's
-    `--unpack`, like every reader, validates every record before any table is built."""
+    later processes also say: blockbench.measure.parent checks its first). The readers run
+    in the lock's environment, which has it: the kit's `--unpack` and the tables stage
+    validate every record before any table is built, and `validate` alone checks nothing
+    without it."""
     try:
         import jsonschema  # noqa: F401 (the validator imports it again, from the cache)
     except ImportError:

@@ -22,6 +22,7 @@ from collections import Counter
 from pathlib import Path
 
 from blockbench.present.claims_report import docs_from
+from blockbench.present.front_page import PAPER
 from blockbench.records.layout import raw_files
 from blockbench.records.methods import last_commit_of
 from blockbench.records.spec import METHOD_VERSION
@@ -36,7 +37,6 @@ PUBLISHED = {
     "claims.csv": "claims.csv",
     "claim_parts.csv": "tables/claim_parts.csv",
 }
-PAPER = "paper"  # results/reference/<kind>/paper/run: config/paper.yaml's run
 # The profile names it relative to itself, which Snakemake reads from the working directory.
 STYLESHEET = "profiles/report.css"
 
@@ -69,33 +69,38 @@ def check_method(folder: Path) -> str:
     other = {v: n for v, n in versions.items() if v[0] != METHOD_VERSION}
     if other:
         version, commit = max(other, key=other.get)
-        reads = last_commit_of(version) or commit
+        last = last_commit_of(version)
+        code = f"the last code of method version {version}" if last else "the code that measured it"
         raise Refused(
             f"{folder} was measured by method version {version} (commit {commit}); this"
-            f" checkout reads method version {METHOD_VERSION}. Rebuild it with the last code"
-            f" of method version {version}: git checkout {reads}"
+            f" checkout reads method version {METHOD_VERSION}. Rebuild it with {code}:"
+            f" git checkout {last or commit}"
         )
     decision = folder / DECISION
     return read_json(decision)["run_label"] if decision.exists() else folder.name
 
 
-def made_with(run_dir: Path) -> list[str]:
-    """What a reference folder's place says its run was made with: `paper/run` the articles'
-    setups (config/paper.yaml), `<catalog>/run` and `<catalog>/repeat` another catalog of
-    config/claims/ (`--config claims=[...]`, as made), any other folder the default grid."""
-    setup = run_dir.resolve().parent.name
-    if setup == PAPER:
-        return ["--configfile", str(ROOT / "config" / "paper.yaml")]
-    if setup != "articles" and (ROOT / "config" / "claims" / setup / "claims.yaml").is_file():
-        return [f"claims=[{ROOT / 'config' / 'claims' / setup}]"]
-    return []
+def made_with(run_dir: Path) -> tuple[list[str], list[str]]:
+    """(options, config pairs) a reference folder's place says its run was made with:
+    `paper/run` the articles' setups (config/paper.yaml), `<catalog>/run` and
+    `<catalog>/repeat` another catalog of config/claims/ (`claims=[...]`, as made), a GPU
+    kit's run (its raw folder has kit.json) config/gpu-quick.yaml, any other the default."""
+    where = run_dir.resolve()
+    if where.parent.name == PAPER:
+        return ["--configfile", str(ROOT / "config" / "paper.yaml")], []
+    if any(where.glob("raw/*/kit.json")):
+        return ["--configfile", str(ROOT / "config" / "gpu-quick.yaml")], []
+    catalog = ROOT / "config" / "claims" / where.parent.name
+    if where.parent.name != "articles" and (catalog / "claims.yaml").is_file():
+        return [], [f"claims=[{catalog}]"]
+    return [], []
 
 
-def snakemake_args(out: Path, label: str, extra: list[str]) -> list[str]:
+def snakemake_args(
+    out: Path, label: str, extra: list[str], pairs: tuple[str, ...] | list[str] = ()
+) -> list[str]:
     """The workflow of this checkout, run in `out` under the run's own label; `extra`: its
-    options, then any `key=value` of the config."""
-    pairs = [a for a in extra if "=" in a and not a.startswith("-")]
-    extra = [a for a in extra if a not in pairs]
+    options; `pairs`: `key=value` of the config."""
     configfile = (
         [] if "--configfile" in extra else ["--configfile", str(ROOT / "config/config.yaml")]
     )
@@ -134,10 +139,15 @@ def would_measure(args: list[str]) -> list[str]:
 
 
 def regenerate(
-    run_dir: Path, out: Path, cores: int, extra: list[str], targets: tuple[str, ...] = ()
-) -> Path:
-    """Copy the run's raw folder into `out` and rebuild everything from it (or only
-    `targets`, with no report); the report's path."""
+    run_dir: Path,
+    out: Path,
+    cores: int,
+    extra: list[str],
+    pairs: list[str] | tuple[str, ...] = (),
+    targets: tuple[str, ...] = (),
+) -> Path | None:
+    """Copy the run's raw folder into `out` and rebuild everything from it, or only
+    `targets`; the report's path (None: `targets` made none)."""
     folder = raw_folder(run_dir)
     label = check_method(folder)
     if out.resolve() == ROOT:
@@ -147,7 +157,7 @@ def regenerate(
     # another run's raw folder left there would join this one's tables.
     shutil.rmtree(out / "results", ignore_errors=True)
     shutil.copytree(folder, out / "results" / "raw" / label)
-    args = snakemake_args(out, label, extra)
+    args = snakemake_args(out, label, extra, pairs)
     missing = would_measure(args)
     if missing:
         raise Refused(
@@ -159,7 +169,7 @@ def regenerate(
     for step in steps:
         if subprocess.run(step).returncode:
             raise Refused(f"the workflow failed: {' '.join(step)}")
-    return out / "results" / "report.html"
+    return None if targets else out / "results" / "report.html"
 
 
 def published(out: Path, run_dir: Path) -> dict[str, bytes]:
@@ -216,13 +226,13 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     run_dir = args.run_dir.resolve()
     out = (args.out or default_out(run_dir)).resolve()
-    extra = (
-        ["--configfile", str(Path(args.configfile).resolve())]
-        if args.configfile
-        else made_with(run_dir)
-    )
+    if args.publish and not (run_dir / "claims.csv").is_file():
+        p.error(f"--publish writes into a reference folder (its claims.csv beside raw/): {run_dir}")
+    extra, pairs = made_with(run_dir)
+    if args.configfile:
+        extra = ["--configfile", str(Path(args.configfile).resolve())]
     try:
-        report = regenerate(run_dir, out, args.cores, extra)
+        report = regenerate(run_dir, out, args.cores, extra, pairs)
     except Refused as e:
         print(f"blockbench regenerate: {e}", file=sys.stderr)
         return 2
