@@ -354,7 +354,7 @@ def cells(proc: pd.DataFrame) -> pd.DataFrame:
         checks = by_process["check_passed"].dropna()
         shared["check_passed"] = bool(checks.astype(bool).all()) if len(checks) else None
         # one process's products below float32 is the cell's: no part is judged on it
-        readings = set(by_process["product_precision"].dropna())
+        readings = set(by_process.get("product_precision", pd.Series()).dropna())
         low = BELOW_FLOAT32 in readings
         shared["product_precision"] = BELOW_FLOAT32 if low else next(iter(readings), None)
         if ok.empty:

@@ -33,7 +33,7 @@ WIDTH = 100  # the legend's lines in the Markdown source, as a reader's editor s
 def docs_from(markdown: str | Path) -> str:
     """The docs folder as a link from the folder `markdown` is written in: `../docs` from
     results/claims.md. A committed reference copies a rebuilt run's claims.md, and
-    results/regenerated/run/results/ lies as deep as results/reference/<kind>/run/."""
+    regenerate's `--publish` makes its links from the reference folder instead."""
     return Path(os.path.relpath(DOCS, Path(markdown).resolve().parent)).as_posix()
 
 

@@ -200,9 +200,9 @@ def cell(r: Any, parts: pd.DataFrame) -> str:
 
 def judged_by(run: Path) -> str:
     """Which code judged a run's committed results: a run of today's method is rebuilt by
-    this checkout's (tests/test_references.py), an older one was judged at its commit."""
+    this checkout's (tests/test_references.py), an older one keeps its method's judging."""
     f = run_facts(run)
-    return "this checkout" if f["method"] == METHOD_VERSION else f"commit {f['commit']}"
+    return "this checkout" if f["method"] == METHOD_VERSION else f"method {f['method']}'s code"
 
 
 def made_by(run: Path) -> str:
@@ -340,7 +340,8 @@ def index(reference: Path) -> list[str]:
         f, where = run_facts(run), run.relative_to(reference).as_posix()
         rebuild = f"`python3 scripts/bootstrap.py regenerate results/reference/{where}`"
         if f["method"] != METHOD_VERSION:  # today's code refuses it: its method's last code
-            rebuild = f"`git checkout {last_commit_of(f['method']) or f['commit']}`, then {rebuild}"
+            commit = last_commit_of(f["method"]) or f["commit"]
+            rebuild = f"`git checkout {commit} && {rebuild.strip('`')}`"
         machine = f["cpu"] + "".join(f" + {g}" for g in f["gpus"]) + f"; {f['blas']}"
         rows.append(
             f"| [`{where}`]({where}/claims.md) | `{f['label']}` | {made_by(run)} |"

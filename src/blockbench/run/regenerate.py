@@ -21,7 +21,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from blockbench.present.claims_report import docs_from
+from blockbench.present.claims_report import docs_from, legend
 from blockbench.present.front_page import PAPER
 from blockbench.records.layout import raw_files
 from blockbench.records.methods import last_commit_of
@@ -178,7 +178,10 @@ def published(out: Path, run_dir: Path) -> dict[str, bytes]:
     from `out`."""
     made = {name: (out / "results" / path).read_bytes() for name, path in PUBLISHED.items()}
     there, here = (docs_from(p / "claims.md") for p in (out / "results", run_dir))
-    made["claims.md"] = made["claims.md"].replace(f"]({there}/".encode(), f"]({here}/".encode())
+    text = made["claims.md"].decode()
+    # the legend is wrapped to its width with the link in it: made again, not edited
+    text = text.replace("\n".join(legend(there)), "\n".join(legend(here)), 1)
+    made["claims.md"] = text.replace(f"]({there}/", f"]({here}/").encode()
     return made
 
 
