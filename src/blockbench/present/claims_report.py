@@ -142,6 +142,14 @@ def _value(r: Any) -> str:
     return "" if r.verdict == NOT_RUN else value_ci(r.measured, r.ci_low, r.ci_high)
 
 
+def _headline(r: Any, parts: pd.DataFrame) -> str:
+    """`_value`, with the part it is of where the claim has several (the report's table has
+    no column of rules to name it in)."""
+    value = _value(r)
+    several = value and parts["part"].nunique() > 1
+    return f"{value}: {_cell(r.metric)}" if several else value
+
+
 def _rule(r: Any) -> str:
     """What decides a claim: the part its verdict rests on (the claims table's headline,
     blockbench.judge.verdicts.headline) and that part's rule."""
@@ -419,7 +427,7 @@ def to_rst(table: pd.DataFrame, parts: pd.DataFrame, first: str = "") -> str:
             [
                 f"{r.claim_id} ``{r.slug}``",
                 _verdict(r, _of(parts, r)),
-                _value(r) or EMPTY,
+                _headline(r, _of(parts, r)) or EMPTY,
                 fmt(r.article) or EMPTY,
                 _on(r) or EMPTY,
                 _cell(getattr(r, "stopped", "")) or EMPTY,
