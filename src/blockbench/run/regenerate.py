@@ -212,7 +212,9 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="blockbench regenerate", description=__doc__.splitlines()[0])
     p.add_argument("run_dir", type=Path, help="a run folder (results/reference/X or its raw/LABEL)")
     p.add_argument(
-        "--out", type=Path, help="working directory (default: results/regenerated/<RUN_DIR name>)"
+        "--out",
+        type=Path,
+        help="working directory (default: results/regenerated/<kind>-<setup>-<run>, one a run)",
     )
     p.add_argument("--cores", type=int, default=2)
     p.add_argument(
