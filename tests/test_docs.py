@@ -505,7 +505,12 @@ def test_the_readmes_front_page_is_what_the_references_say(tmp_path):
     references by `blockbench front-page`; a hand edit or a new reference without a rewrite
     fails here (the fix: `blockbench front-page`)."""
     from blockbench.present import front_page
+    from blockbench.records.methods import last_commit_of
 
+    reference = ROOT / "results/reference"
+    methods = {front_page.run_facts(r)["method"] for r in front_page.run_folders(reference)}
+    if any(last_commit_of(m) is None for m in methods - {method_version()}):
+        pytest.skip("no git history here: the references' index names commits from it")
     assert front_page.main(["--root", str(ROOT), "--check"]) == 0, "run: blockbench front-page"
     text = (ROOT / "README.md").read_text()
     begin, end = front_page.MAP
