@@ -144,6 +144,8 @@ def claims_of(column: Column, table: str = "claims.csv") -> pd.DataFrame:
 # verdicts.headline (they keep the interval a part was decided on beside its 95% CI)
 HEADED = "decided_low"
 SHOWN = ("measured", "ci_low", "ci_high", "setup")
+# what headline reads of a part in an older parts table (None where it was empty)
+FIGURES = ("measured", "ci_low", "ci_high", "size", "article_size")
 
 
 def claims_table(run: Path) -> pd.DataFrame:
@@ -162,18 +164,9 @@ def claims_table(run: Path) -> pd.DataFrame:
             PartResult(
                 p.part,
                 p.outcome,
-                **{
-                    k: None if pd.isna(v) else v
-                    for k, v in (
-                        ("measured", p.measured),
-                        ("ci_low", p.ci_low),
-                        ("ci_high", p.ci_high),
-                        ("size", p.size),
-                        ("article_size", p.article_size),
-                    )
-                },
                 condition=p.condition,
                 scale=p.scale,
+                **{k: None if pd.isna(getattr(p, k)) else getattr(p, k) for k in FIGURES},
             )
             for p in rows.itertuples()
         ]
