@@ -451,13 +451,17 @@ def rounds_taken(tmp_path: Path, noisy: bool) -> dict:
     wf = workflow_copy(tmp_path, BLOCK)
     # C1 as if its article had measured 1000: at its article's size, so not indicative (an
     # indicative part takes no rounds), with no figure to size its target (x2, the run's). Its
-    # rule at "> 0.5", twice below the product's JAX / NumPy ratio on a quiet host: there its
-    # first look decides it; throttled, the first look is too wide to, and it takes them all
+    # rule at "> 0.2", well below the product's JAX / NumPy ratio (1.6-1.9 at 1000 on a 2-core
+    # Xeon): a quiet first look (3 processes a side) decides it unless its
+    # processes spread about three times as much as on a quiet 2-core Xeon (its 97.5% interval:
+    # x2.2 either side of 1.93); throttled, that interval is about four times as wide on the log
+    # scale (x28 either side), and the part takes every round. At "> 0.5" a CI host's quiet
+    # look was too wide to decide it
     claims = yaml.safe_load((ROOT / "config/claims/articles/claims.yaml").read_text())
     (c1,) = [c for c in claims if c["id"] == "C1"]
     c1.pop("settings")
     c1["parts"] = [
-        {**{k: v for k, v in p.items() if k != "article"}, "size": 1000, "holds_if": "> 0.5"}
+        {**{k: v for k, v in p.items() if k != "article"}, "size": 1000, "holds_if": "> 0.2"}
         for p in c1["parts"]
     ]
     (wf / "c1.yaml").write_text(yaml.safe_dump([c1], sort_keys=False))
