@@ -1,6 +1,6 @@
 """Test-only: a GPU that is JAX's CPU device, for the processes a test starts and its own.
 
-Where BLOCKBENCH_FAKE_GPU names a GPU (blockbench.measure.provenance.FAKE_GPU), a GPU cell
+Where BLOCKBENCH_FAKE_GPU names a GPU (blockbench.measure.nvidia.FAKE_GPU), a GPU cell
 runs on the CPU through every GPU code path; the stubs in tests/fake_gpu/ answer for the
 driver (nvidia-smi), NVML (pynvml) and JAX's CUDA plugin (its dist-info), found first on
 PATH and PYTHONPATH. Every record says it was faked (`provenance.device.faked`).
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from blockbench.measure.provenance import FAKE_GPU
+from blockbench.measure.nvidia import FAKE_GPU
 
 STUBS = Path(__file__).resolve().parent / "fake_gpu"
 # sitecustomize.py there makes a Python import only what the GPU machine's image has

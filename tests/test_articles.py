@@ -13,8 +13,10 @@ from test_claims import row
 
 from blockbench.judge import articles, claim_rules, verdicts
 from blockbench.judge.aggregate import cells
+from blockbench.judge.articles import Placed
+from blockbench.judge.claim import Term
 from blockbench.judge.run_view import RunView
-from blockbench.present import article_figures, article_points, figures
+from blockbench.present import article_figures, article_points, cell_figures, claim_figures, figures
 from blockbench.run import stages
 from blockbench.workloads import grad_logistic
 
@@ -41,18 +43,16 @@ def test_every_number_the_sources_print_is_there_once():
 
 
 def test_the_claims_read_their_article_figures_from_the_articles_file():
-    claims = {c["id"]: c for c in stages.read_claims(ROOT / "config/claims/articles")}
-    head = {cid: c["parts"][0] for cid, c in claims.items()}
-    assert head["A1"]["article"] == pytest.approx(4.92e-3 / 269e-6)
-    assert head["C3"]["article"] == pytest.approx(2.23 / 1.61)
-    assert head["D1"]["article"] == pytest.approx(22.9 / 0.118)
-    assert head["B1"]["article"] == 28 and head["B2"]["article"] is None
-    assert "4.92 ms" in claims["A1"]["article"] and "269 µs" in claims["A1"]["article"]
-    assert claims["C6"]["article"] == "qualitative (no figure)"
+    claims = {c.id: c for c in stages.read_claims(ROOT / "config/claims/articles")}
+    head = {cid: c.parts[0] for cid, c in claims.items()}
+    assert head["A1"].article == pytest.approx(4.92e-3 / 269e-6)
+    assert head["C3"].article == pytest.approx(2.23 / 1.61)
+    assert head["D1"].article == pytest.approx(22.9 / 0.118)
+    assert head["B1"].article == 28 and head["B2"].article is None
+    assert "4.92 ms" in claims["A1"].article and "269 µs" in claims["A1"].article
+    assert claims["C6"].article == "qualitative (no figure)"
     assert all(
-        not isinstance(p.get("article_expression", ""), int | float)
-        for c in claims.values()
-        for p in c["parts"]
+        not isinstance(p.article_expression, int | float) for c in claims.values() for p in c.parts
     )
 
 
@@ -85,7 +85,7 @@ def test_a_claims_article_must_name_figures_of_the_articles_file(tmp_path, artic
     path.write_text(yaml.safe_dump([claim]))
     shutil.copy(ROOT / "config/claims/articles/figures.yaml", tmp_path)  # its catalog's figures
     if message is None:
-        assert claim_rules.read_claims(path)[0]["parts"][0]["article"] is None
+        assert claim_rules.read_claims(path)[0].parts[0].article is None
         return
     with pytest.raises(claim_rules.ClaimConfigError, match=message) as err:
         claim_rules.read_claims(path)
@@ -142,13 +142,13 @@ def _two_machines() -> tuple[pd.DataFrame, pd.DataFrame]:
 def test_source_b_shows_each_machine_and_says_what_a_run_lacks():
     df, proc = _two_machines()
     views = {v.run_label: v for v in RunView.each(df, proc)}
-    d_cell = {"device": "gpu", "workload": "matmul", "impl": "jax_numpy_input", "size": 10000}
-    a_cell = {"device": "cpu", "workload": "matmul", "impl": "numpy", "size": 10000}
+    d_cell = Placed(Term("gpu", "matmul", "jax_numpy_input"), 10000)
+    a_cell = Placed(Term("cpu", "matmul", "numpy"), 10000)
     assert article_points.ratio_point(views["laptop"], d_cell, a_cell).note == "not run: no GPU"
     on_gpu = article_points.ratio_point(views["gpu-node"], d_cell, a_cell)
     assert on_gpu.value == pytest.approx(0.1, rel=0.05)
     assert on_gpu.low < on_gpu.value < on_gpu.high and on_gpu.note == ""
-    b_cell = {**d_cell, "device": "cpu"}
+    b_cell = Placed(Term("cpu", "matmul", "jax_numpy_input"), 10000)
     at_2000 = article_points.ratio_point(views["laptop"], b_cell, a_cell)
     assert (
         at_2000.value == pytest.approx(2.0, rel=0.05)
@@ -225,8 +225,7 @@ def test_the_claims_figure_shows_every_interval_whole():
             "indicative": False,
         }
     )
-    tables = figures.Tables(pd.DataFrame(), pd.DataFrame(), parts, articles.Articles({}))
-    ax = figures.claims_figure(tables).axes[0]
+    ax = claim_figures.claims_figure(parts).axes[0]
     assert ax.get_ylim()[0] <= 0.4 and ax.get_ylim()[1] >= 1330
     assert ax.get_xlim() == ax.get_ylim()  # the diagonal stays the diagonal
     plt.close("all")
@@ -252,8 +251,7 @@ def test_the_rule_parts_figure_draws_any_claims_parts_against_their_rules():
             "device_model": "cpu: Some CPU",
         }
     )
-    tables = figures.Tables(pd.DataFrame(), pd.DataFrame(), parts, articles.Articles({}))
-    fig = figures.rule_parts(tables)
+    fig = claim_figures.rule_parts(parts)
     assert fig._suptitle.get_text().endswith("\nrun local on cpu: Some CPU")  # its machine
     ratios, exponents = fig.axes
     labels = [t.get_text() for t in ratios.get_yticklabels()]
@@ -271,8 +269,10 @@ def test_a_time_axis_within_one_decade_labels_each_tick_with_its_own_value():
     fig, ax = plt.subplots()
     ax.plot([1, 2], [0.0092, 0.0118])
     ax.set_yscale("log")
-    ax.yaxis.set_major_formatter(figures.TickValues())
-    ax.yaxis.set_minor_formatter(figures.TickValues(labelOnlyBase=False, minor_thresholds=(1, 0.4)))
+    ax.yaxis.set_major_formatter(cell_figures.TickValues())
+    ax.yaxis.set_minor_formatter(
+        cell_figures.TickValues(labelOnlyBase=False, minor_thresholds=(1, 0.4))
+    )
     fig.canvas.draw()
     ticks = [*ax.get_yticklabels(), *ax.get_yticklabels(minor=True)]
     shown = [t.get_text() for t in ticks if t.get_text()]
@@ -287,8 +287,7 @@ def test_a_size_axis_within_one_decade_labels_its_sizes():
     proc = pd.DataFrame(
         [p for impl in ("loop", "scan") for size in (12, 64) for p in row(impl, size)]
     ).assign(workload="stencil", device_label="cpu (a test CPU)", blas_kernel=None)
-    tables = figures.Tables(cells(proc), proc, pd.DataFrame(), articles.Articles({}))
-    fig = figures.speedup_vs_size(tables)
+    fig = cell_figures.speedup_vs_size(cells(proc), proc)
     fig.canvas.draw()
     shown = [t.get_text() for t in fig.axes[0].get_xticklabels() if t.get_text()]
     plt.close(fig)

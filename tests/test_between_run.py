@@ -5,6 +5,7 @@ grid) and the properties that hold by construction checked directly."""
 import itertools
 import math
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -14,13 +15,15 @@ import pytest
 from blockbench.errors import InputError
 from blockbench.judge import aggregate, part_result, study_making, verdicts
 from blockbench.judge.between_runs import StudyPart, judged, pool
-from blockbench.judge.claim_rules import decide, read_claims
+from blockbench.judge.claim import RATIO, Claim, Part, Term, decide
+from blockbench.judge.claim_rules import read_claims
 from blockbench.judge.pooling import pool_part
 from blockbench.judge.run_view import RunView
-from blockbench.judge.studies import Kind, Study, kind_of, read_studies, read_study, study_path
+from blockbench.judge.studies import Study, kind_of, read_studies, read_study, study_path
 from blockbench.judge.uncertainty import Spread
 from blockbench.measure.core_speed import STEADY, TWO_SPEED, UNKNOWN
 from blockbench.records.layout import raw_files
+from blockbench.records.machines import Kind
 from blockbench.records.spec import METHOD_VERSION
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -238,23 +241,25 @@ def runs_of(models: tuple[str, ...], ratios: tuple[list, ...]) -> tuple[pd.DataF
     return pd.DataFrame(cells), pd.DataFrame(procs)
 
 
-CLAIM = {
-    "id": "Z1",
-    "slug": "z",
-    "source": "test",
-    "statement": "num is slower",
-    "article": "-",
-    "parts": [
-        {
-            "name": "num / den",
-            "num": {"device": "cpu", "workload": "w", "impl": "num"},
-            "den": {"device": "cpu", "workload": "w", "impl": "den"},
-            "size": 10,
-            "holds_if": ">= 2",
-            "code": "-",
-        }
-    ],
-}
+# Built as the parser would, not parsed: its workload `w` is made up (runs_of's cells).
+CLAIM = Claim(
+    id="Z1",
+    slug="z",
+    source="test",
+    statement="num is slower",
+    article="-",
+    parts=(
+        Part(
+            name="num / den",
+            kind=RATIO,
+            code="-",
+            num=(Term("cpu", "w", "num"),),
+            den=(Term("cpu", "w", "den"),),
+            size=10,
+            holds_if=">= 2",
+        ),
+    ),
+)
 
 
 def test_two_runs_on_an_unstudied_kind_are_too_few_to_pool_and_three_are_pooled() -> None:
@@ -325,7 +330,7 @@ def test_claims_md_states_a_confidence_on_a_steady_host_and_says_why_not_on_a_tw
     reason is the run's, so claims.md and the report say it once, not in every verdict."""
     from blockbench.present import claims_report
 
-    both = [CLAIM, {**CLAIM, "id": "Z2", "slug": "z2"}]
+    both = [CLAIM, replace(CLAIM, id="Z2", slug="z2")]
     cells, procs = runs_of(("EPYC",), ([3.0, 3.2, 2.9],))
     table, parts = verdicts.judge(cells, procs, both)
     assert table["confidence"].iloc[0] == ">=97.5%"

@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from blockbench.judge import claim_rules
+from blockbench.judge.claim import Claim
 from blockbench.present import figure_names
 from blockbench.run import grid, kit_config
 from blockbench.run.grid import Cell
@@ -30,7 +31,7 @@ def write(folder: Path, entries: list[dict]) -> Path:
     return folder
 
 
-def cpu_cells(claims: list[dict], **config) -> dict[Cell, tuple | None]:
+def cpu_cells(claims: list[Claim], **config) -> dict[Cell, tuple | None]:
     return grid.plan({**DEFAULT, **config}, claims)
 
 
@@ -44,12 +45,12 @@ def test_the_default_config_names_no_cell_and_measures_every_cpu_claim_at_its_si
     plan = cpu_cells(claims)
     assert not any(c.device != "cpu" for c in plan)
     for claim in claims:
-        named = [(p, t) for p in claim["parts"] for t in claim_rules.cells_named(p)]
-        if {t["device"] for _, t in named} != {"cpu"}:
+        named = [(p, t) for p in claim.parts for t in p.terms]
+        if {t.device for _, t in named} != {"cpu"}:
             continue
         for part, t in named:
-            for size in claim_rules.part_sizes(part):
-                assert Cell("cpu", t["workload"], t["impl"], size) in plan, (claim["id"], t)
+            for size in part.sizes_for():
+                assert Cell("cpu", t.workload, t.impl, size) in plan, (claim.id, t)
     assert not any(c.workload == "selu" or c.impl == "jax_jit" for c in plan)
     partial = cpu_cells(claims, partial_claims=True)
     assert Cell("cpu", "selu", "jax", 1000000) in partial  # C5's CPU part
@@ -184,8 +185,8 @@ def test_a_catalogs_parts_read_its_own_figures_and_a_source_two_catalogs_share_i
 ):
     folder, _ = copy_of_articles(tmp_path)
     claims = claim_rules.read_claims([folder])
-    assert {c["catalog"] for c in claims} == {"articles"}
-    assert claims[0]["parts"][0]["article"] == pytest.approx(4.92e-3 / 269.0e-6)
+    assert {c.catalog for c in claims} == {"articles"}
+    assert claims[0].parts[0].article == pytest.approx(4.92e-3 / 269.0e-6)
     other = tmp_path / "other"
     other.mkdir()
     shutil.copy(folder / "figures.yaml", other)
@@ -210,20 +211,16 @@ def test_the_jax_docs_catalog_plans_every_cpu_claim_and_reads_beside_the_article
     """Seven of its eight claims need a CPU alone, and a CPU run plans each one's cells;
     read after the articles' catalog, no id, slug or source key collides."""
     docs = claim_rules.read_claims([ROOT / "config/claims/jax-docs"])
-    assert len(docs) >= 8 and {c["catalog"] for c in docs} == {"jax-docs"}
+    assert len(docs) >= 8 and {c.catalog for c in docs} == {"jax-docs"}
     plan = cpu_cells(docs)
-    on_cpu = [
-        c
-        for c in docs
-        if all(t["device"] == "cpu" for p in c["parts"] for t in claim_rules.cells_named(p))
-    ]
+    on_cpu = [c for c in docs if all(t.device == "cpu" for p in c.parts for t in p.terms)]
     assert len(on_cpu) >= 6
     for claim in on_cpu:
-        for part in claim["parts"]:
-            assert part.get("article") is not None or claim["id"] == "J4", claim["id"]
-            for t in claim_rules.cells_named(part):
-                cell = Cell("cpu", t["workload"], t["impl"], claim_rules.part_sizes(part)[0])
-                assert cell in plan, (claim["id"], cell)
+        for part in claim.parts:
+            assert part.article is not None or claim.id == "J4", claim.id
+            for t in part.terms:
+                cell = Cell("cpu", t.workload, t.impl, part.sizes_for()[0])
+                assert cell in plan, (claim.id, cell)
     both = claim_rules.read_claims([ARTICLES, ROOT / "config/claims/jax-docs"])
     assert len(both) == 15 + len(docs)
     assert set(claim_rules.figures([ARTICLES, ROOT / "config/claims/jax-docs"]).sources) >= {

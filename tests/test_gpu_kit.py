@@ -2,6 +2,7 @@
 it stops before the grid where the GPU is not ready, and it measures, decides rounds,
 resumes and packs a run."""
 
+import json
 import re
 import shutil
 import subprocess
@@ -18,7 +19,6 @@ from fake_gpu import image_env
 from tiny import workflow_copy
 
 from blockbench.judge import aggregate, claim_rules
-from blockbench.judge.claim_rules import side_terms
 from blockbench.measure import gpu_ready
 from blockbench.records import layout, store
 from blockbench.run import gpu_kit, grid, kit_archive, kit_config, kit_estimate, run_order
@@ -33,15 +33,11 @@ def gpu_parts() -> list[tuple[str, list[tuple[str, str, str]], int | None]]:
     part of a GPU claim that has a GPU term."""
     claims = claim_rules.read_claims(ROOT / "config/claims/articles")
     out = []
-    for claim in (c for c in claims if c["id"] in GPU_CLAIMS):
-        for part in claim["parts"]:
-            terms = [
-                (t["device"], t["workload"], t["impl"])
-                for side in ("num", "den")
-                for t in (part[side] if isinstance(part[side], list) else [part[side]])
-            ]
+    for claim in (c for c in claims if c.id in GPU_CLAIMS):
+        for part in claim.parts:
+            terms = [t.cell for t in (*part.num, *part.den)]
             if any(device == "gpu" for device, _, _ in terms):
-                out.append((claim["id"], terms, part.get("size")))
+                out.append((claim.id, terms, part.size))
     return out
 
 
@@ -139,13 +135,12 @@ def test_the_blocks_that_decide_claims_are_measured_first_and_the_dry_run_says_b
     first_trend = next(i for i, j in enumerate(jobs) if plan.unit(j.cell) not in first)
     assert all(plan.unit(j.cell) not in first for j in jobs[first_trend:])
     read_by = {
-        (t["device"], t["workload"], t["impl"], p["size"])
+        t.at(p.size)
         for c in claim_list
-        if c["id"] in ("B1", "B2", "C2", "C3", "C5")
-        for p in c["parts"]
-        if "size" in p and any(side_terms(p[s])[0]["device"] == "gpu" for s in ("num", "den"))
-        for s in ("num", "den")
-        for t in side_terms(p[s])
+        if c.id in ("B1", "B2", "C2", "C3", "C5")
+        for p in c.parts
+        if p.size is not None and any(side[0].device == "gpu" for side in (p.num, p.den))
+        for t in (*p.num, *p.den)
     }
     assert read_by and all(f"{d}/{w}/{i}/{n}" in deciding for d, w, i, n in read_by)
     before = sum(kit_estimate.seconds(model, plan, jobs[:first_trend]).values())
@@ -193,12 +188,26 @@ def measure_jobs_in_priority_order(dry_run: str, label: str) -> list[str]:
     return [path for _, path in sorted(jobs)]
 
 
+# Appended to a workflow copy's Snakefile: the config the workflow runs with, once loaded.
+DUMP_CONFIG = """
+import json
+
+with open("loaded-config.json", "w") as dumped:
+    json.dump(config, dumped)
+"""
+
+
 @pytest.mark.slow  # two Snakemake dry runs
 @pytest.mark.parametrize("config_file", ["gpu-quick.yaml", "gpu.yaml"])
-def test_the_kit_plans_the_processes_the_workflow_lists_in_the_same_order(tmp_path, config_file):
-    """One run plan: the first stage of `snakemake -n` is the kit's, job for job, and
-    Snakemake's priorities order it as the kit measures it."""
+def test_the_kit_loads_the_workflows_whole_config_and_plans_its_processes_in_order(
+    tmp_path, config_file
+):
+    """One config loader (blockbench.run.config_loading): the workflow's whole config is the
+    kit's, sampling and kit keys included; and one run plan: the first stage of
+    `snakemake -n` is the kit's, job for job, in the order Snakemake's priorities give it."""
     wf = workflow_copy(tmp_path)
+    with (wf / "Snakefile").open("a") as snakefile:
+        snakefile.write(DUMP_CONFIG)
     done = subprocess.run(
         [
             sys.executable,
@@ -213,6 +222,8 @@ def test_the_kit_plans_the_processes_the_workflow_lists_in_the_same_order(tmp_pa
     )
     assert done.returncode == 0, done.stderr[-2000:]
     config = kit_config.load_config(ROOT / "config" / config_file)
+    assert json.loads((wf / "loaded-config.json").read_text()) == config
+    assert config["kit"]["estimate"] and config["sampling"]["max_time_s"] == 0.1
     kit = [job.path(config["run_label"]) for job in kit_config.run_plan(config).jobs()]
     assert measure_jobs_in_priority_order(done.stdout, config["run_label"]) == kit
 

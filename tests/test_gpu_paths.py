@@ -14,8 +14,9 @@ from conftest import run_measure
 from fake_gpu import NAME, fake_gpu_env, use_fake_gpu
 
 from blockbench.judge.claim_rules import read_claims
-from blockbench.measure import cell, parent, phase_record, provenance, sampling
-from blockbench.records.spec import CellSpec, StopRule
+from blockbench.measure import cell, nvidia, parent, phase_record, provenance, sampling
+from blockbench.records.params import CellSpec, MeasureParams
+from blockbench.records.spec import StopRule
 from blockbench.run import grid
 from blockbench.workloads import matmul, registry
 
@@ -176,7 +177,9 @@ def test_device_state_is_read_again_after_the_phases(monkeypatch):
     reads = iter(range(1, 10))
     monkeypatch.setattr(provenance, "device", lambda dev, on: {"read": next(reads), "model": on})
     rule = StopRule(min_samples=2, min_time_s=0.0, max_time_s=0.02)
-    record = cell.measure(CellSpec("cpu", "selu", "jax_jit", 100, rule=rule), lambda p: None)
+    record = cell.measure(
+        CellSpec("cpu", "selu", "jax_jit", 100, MeasureParams(rule=rule)), lambda p: None
+    )
     assert record["status"] == "ok", record["reason"]
     assert record["provenance"]["device"]["read"] == 1
     assert record["provenance"]["device_after"] == {"read": 2, "model": "cpu"}
@@ -248,10 +251,10 @@ def test_a_binding_without_the_old_throttle_call_keeps_the_nvml_record(monkeypat
     name's absence lost the whole record (clocks, driver, memory)."""
     newer = nvml_binding(nvmlDeviceGetCurrentClocksEventReasons=lambda h: 4)
     monkeypatch.setitem(sys.modules, "pynvml", newer)
-    nvml = provenance.nvml_gpu("0000:3B:00.0")
+    nvml = nvidia.nvml_gpu("0000:3B:00.0")
     assert nvml["throttle_reasons"] == 4 and nvml["clocks_mhz"]["sm"] == 1980
     monkeypatch.setitem(sys.modules, "pynvml", nvml_binding())  # neither name
-    nvml = provenance.nvml_gpu("0000:3B:00.0")
+    nvml = nvidia.nvml_gpu("0000:3B:00.0")
     assert "unavailable" in nvml["throttle_reasons"] and nvml["driver"] == "580.95.05"
 
 
@@ -302,11 +305,11 @@ def test_a_gpu_cell_on_the_fake_gpu_goes_through_every_gpu_path(tmp_path):
 def test_the_fake_gpu_is_only_the_test_suites(monkeypatch):
     """Unset, a GPU cell never runs on the CPU; set, a CPU cell stays a CPU cell, and a
     GPU cell's record says it was faked."""
-    monkeypatch.delenv(provenance.FAKE_GPU, raising=False)
-    assert provenance.fake_gpu("gpu") is None
+    monkeypatch.delenv(nvidia.FAKE_GPU, raising=False)
+    assert nvidia.fake_gpu("gpu") is None
     cpu = jax.devices("cpu")[0]
     use_fake_gpu(monkeypatch)
-    assert provenance.fake_gpu("cpu") is None and provenance.fake_gpu("gpu") == NAME
+    assert nvidia.fake_gpu("cpu") is None and nvidia.fake_gpu("gpu") == NAME
     assert cell.resolve_device("gpu") == cpu
     as_cpu = provenance.device(cpu, "cpu")
     assert as_cpu["platform"] == "cpu" and "faked" not in as_cpu and "nvml" not in as_cpu
@@ -341,7 +344,7 @@ def test_a_gpus_repeated_call_phases_warm_their_own_clocks_up(monkeypatch, devic
     calls, though host_to_device warmed the process before them: its clocks rise only under
     load. On the CPU they take their count alone, as before."""
     use_fake_gpu(monkeypatch)
-    spec = CellSpec(device, "selu", "jax_jit", 1000, rule=WARM)
+    spec = CellSpec(device, "selu", "jax_jit", 1000, MeasureParams(rule=WARM))
     _, samplers = spied_measure(monkeypatch, spec)
     assert samplers["host_to_device"].warms_for == WARM.warmup_s
     turns = [samplers[name] for name in ("dispatch", "steady", "asarray")]
@@ -360,7 +363,7 @@ def test_a_gpu_steady_only_cell_is_never_warmed_by_its_check(monkeypatch, device
     idles. On the CPU a check call of `warmup_s` or more (here 0) stays the warm-up."""
     use_fake_gpu(monkeypatch)
     rule = replace(WARM, warmup_s=0.0)
-    spec = CellSpec(device, "matmul", "jax_jit", 64, rule=rule, phases=("steady",))
+    spec = CellSpec(device, "matmul", "jax_jit", 64, MeasureParams(rule=rule, phases=("steady",)))
     record, samplers = spied_measure(monkeypatch, spec)
     steady = samplers["steady"]
     if device == "gpu":
@@ -419,6 +422,8 @@ def test_the_matmul_check_tells_tf32_from_float32_by_its_error(size):
 
 def test_a_cpu_matmul_cell_records_its_measured_precision():
     rule = StopRule(min_samples=3, min_time_s=0.0, max_time_s=0.02)
-    record = cell.measure(CellSpec("cpu", "matmul", "numpy", 64, rule=rule), lambda p: None)
+    record = cell.measure(
+        CellSpec("cpu", "matmul", "numpy", 64, MeasureParams(rule=rule)), lambda p: None
+    )
     assert record["check"]["matmul_precision_measured"] == "float32"
     assert record["provenance"]["device"]["float32_matmul_inferred"] == "float32"

@@ -8,14 +8,17 @@ import numpy as np
 import pytest
 
 from blockbench.measure import cell, cores, harness, sampling
-from blockbench.records.spec import PHASES, CellSpec, StopRule
+from blockbench.records.params import CellSpec, MeasureParams
+from blockbench.records.spec import PHASES, StopRule
 from blockbench.workloads import registry, selu
 
 FAST = StopRule(min_samples=5, min_time_s=0.02, max_time_s=0.15)
 
 
 def measure(workload: str, impl: str, size: int) -> dict:
-    return cell.measure(CellSpec("cpu", workload, impl, size, rule=FAST), lambda partial: None)
+    return cell.measure(
+        CellSpec("cpu", workload, impl, size, MeasureParams(rule=FAST)), lambda partial: None
+    )
 
 
 def test_blocking_is_real_steady_includes_compute_dispatch_does_not():
@@ -169,7 +172,9 @@ def test_phase_plans_match_the_registry_and_the_selection():
 
 
 def test_a_cell_measures_only_the_phases_asked_for():
-    spec = CellSpec("cpu", "selu", "jax", 1000, rule=FAST, phases=("steady", "asarray"))
+    spec = CellSpec(
+        "cpu", "selu", "jax", 1000, MeasureParams(rule=FAST, phases=("steady", "asarray"))
+    )
     record = cell.measure(spec, lambda partial: None)
     assert record["status"] == "ok" and list(record["phases"]) == ["steady", "asarray"]
     assert all(p["n"] >= FAST.min_samples for p in record["phases"].values())

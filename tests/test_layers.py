@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from blockbench.records.spec import CellSpec, StopRule
+from blockbench.records.params import CellSpec, MeasureParams
+from blockbench.records.spec import StopRule
 from blockbench.records.store import read_json, write_json_atomic
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "blockbench"
@@ -104,7 +105,9 @@ def imported_by(stderr: str) -> set[str]:
 
 
 def test_a_numpy_cells_worker_measures_without_importing_jax(tmp_path):
-    spec = CellSpec("cpu", "selu", "numpy", 1000, rule=StopRule(min_samples=3, max_time_s=0.05))
+    spec = CellSpec(
+        "cpu", "selu", "numpy", 1000, MeasureParams(rule=StopRule(min_samples=3, max_time_s=0.05))
+    )
     write_json_atomic(tmp_path / "spec.json", spec.as_dict())
     files = [str(tmp_path / name) for name in ("spec.json", "result.json", "partial.json")]
     cmd = [sys.executable, "-X", "importtime", "-m", "blockbench.measure.worker", *files]

@@ -22,7 +22,7 @@ from blockbench.measure import cores, parent
 from blockbench.measure.cell import WARMED_BY_CHECK
 from blockbench.measure.parent import host_lock
 from blockbench.measure.provenance import blas_warnings
-from blockbench.records.params import MeasureParams
+from blockbench.records.params import CellSpec, MeasureParams
 from blockbench.records.spec import StopRule
 from blockbench.records.store import SchemaError, schema, validate, write_json_atomic
 from blockbench.workloads import registry
@@ -495,3 +495,18 @@ def test_the_command_line_is_the_records_fields_and_parses_to_the_same_record():
     assert MeasureParams.from_args(fresh) == MeasureParams()
     with pytest.raises(SystemExit):
         parent.parse_args([*cell, "--out", "/tmp/x.json", "--phases", "steady,nonsense"])
+
+
+def test_the_workers_spec_carries_the_processs_settings_whole():
+    """CellSpec holds the MeasureParams it is built from, not copies of their fields: the
+    worker reads back, through the spec's JSON, the record the parent was given."""
+    params = MeasureParams(
+        budget_s=60.0,
+        seed=3,
+        matmul_precision="highest",
+        rule=StopRule(min_samples=4),
+        phases=("steady",),
+        threads=2,
+    )
+    spec = CellSpec("cpu", "selu", "jax", 1000, params, cores=(0, 1), loops={"steady": 5})
+    assert CellSpec.from_dict(json.loads(json.dumps(spec.as_dict()))) == spec

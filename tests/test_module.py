@@ -123,7 +123,7 @@ def test_a_host_workflow_runs_the_tiny_grid_through_the_readmes_module_lines(tmp
         for ext in ("png", "svg"):
             assert (results / f"figures/{name}.{ext}").stat().st_size > 1000
     verdicts = pd.read_csv(results / "claims.csv")
-    ids = [c["id"] for c in stages.read_claims(checkout / "config/claims/articles")]
+    ids = [c.id for c in stages.read_claims(checkout / "config/claims/articles")]
     assert sorted(verdicts["claim_id"]) == sorted(ids)
     assert set(verdicts["run_label"]) == {"host-tiny"}
     assert (host / "summary/claims.md").read_text() == (results / "claims.md").read_text()

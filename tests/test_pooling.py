@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from blockbench.judge import part_evaluators, uncertainty
+from blockbench.judge.claim import RATIO, Part
 from blockbench.judge.part_evaluators import LOOK_CONFIDENCE
 from blockbench.judge.part_result import PartResult
 from blockbench.judge.pooling import pool_part
@@ -21,7 +22,7 @@ from blockbench.judge.uncertainty import Spread, t_quantile
 # look's scale is 2.08 times the variance of its standard error.
 RUNS, PROCESSES, SIGMA, TAU = 12, 3, 0.15, 0.2
 POOLS = 2000
-PART = {"name": "x / y", "holds_if": "> 1", "size": 1000}
+PART = Part(name="x / y", kind=RATIO, code="", holds_if="> 1", size=1000)
 WITHIN = SIGMA**2 / PROCESSES
 I2 = TAU**2 / (TAU**2 + WITHIN)
 # The moment estimate's I^2 = 1 - own / s^2, own (the runs' mean squared standard error)

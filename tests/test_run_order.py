@@ -6,6 +6,7 @@ from collections import Counter
 import yaml
 from conftest import ROOT
 
+from blockbench.records.layout import Cell
 from blockbench.run import grid, run_order
 from blockbench.run.stages import read_claims
 
@@ -15,8 +16,18 @@ CLAIMS = read_claims(ROOT / "config/claims/articles")
 PLAN = grid.plan(CONFIG, CLAIMS)
 
 
-def cell(workload: str, impl: str, size: int) -> grid.Cell:
-    return grid.Cell("cpu", workload, impl, size)
+def cell(workload: str, impl: str, size: int) -> Cell:
+    return Cell("cpu", workload, impl, size)
+
+
+def test_a_cells_key_is_its_folder_and_reads_back():
+    """One spelling of a cell: a round decision's key, a job's or record's fields (a
+    wildcard's size is text), and the folder of its processes' files."""
+    gpu = Cell("gpu", "matmul", "jax_jit", 1024)
+    assert gpu.key == "gpu/matmul/jax_jit/1024" and Cell.from_key(gpu.key) == gpu
+    named = {"device": "gpu", "workload": "matmul", "impl": "jax_jit", "size": "1024"}
+    assert Cell.from_dict(named) == gpu
+    assert gpu.path("lab", 2) == f"results/raw/lab/{gpu.key}/2.json"
 
 
 def test_the_cells_of_the_cross_cell_claims_share_a_block():
@@ -38,7 +49,7 @@ def test_each_round_runs_every_cell_once_and_a_blocks_cells_back_to_back():
     assert rounds == sorted(rounds)  # round 0 entirely before round 1, ...
     positions = {job: i for i, job in enumerate(sequence)}
     blocks = run_order.blocks(PLAN, CLAIMS)
-    members: dict[str, list[grid.Cell]] = {}
+    members: dict[str, list[Cell]] = {}
     for c, name in blocks.items():
         members.setdefault(name, []).append(c)
     orders_seen = set()

@@ -2,7 +2,6 @@
 block is given, why each part stops, and a run label that mixes method versions."""
 
 import contextlib
-import copy
 import json
 import math
 import os
@@ -13,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +25,7 @@ from scipy import stats
 from tiny import workflow_copy
 
 from blockbench.judge import aggregate, run_view, stopping, uncertainty, verdicts
+from blockbench.judge.claim import Claim
 from blockbench.judge.claim_rules import Precision
 from blockbench.judge.part_evaluators import evaluate_part
 from blockbench.judge.stopping import Need, Unit, allocate, reason
@@ -161,7 +162,7 @@ def test_a_units_weight_is_what_the_part_loses_when_its_processes_agree():
     proc = aggregate.processes(layout.raw_files(REFERENCE))
     view = stopping.RunView(aggregate.cells(proc), proc, proc["run_label"].iloc[0])
     claims = stages.read_claims(ROOT / "config/claims/articles")
-    (part,) = [p for c in claims for p in c["parts"] if p["name"].startswith("SELU, JAX jit CPU")]
+    (part,) = [p for c in claims for p in c.parts if p.name.startswith("SELU, JAX jit CPU")]
     sizes = sorted(set(proc[proc["workload"] == "selu"]["size"]))
     units = {
         f"selu@{n}": Unit(f"selu@{n}", (f"cpu/selu/jax_jit/{n}", f"cpu/selu/numpy/{n}"), 3, 12)
@@ -205,10 +206,15 @@ def two_looks_view(first: int, most: int, kept: int = 6) -> stopping.RunView:
     return stopping.RunView(aggregate.cells(proc), proc, proc["run_label"].iloc[0])
 
 
-def a1_and_its_logs() -> tuple[dict, np.ndarray]:
+def with_first_part(claim: Claim, **changes) -> Claim:
+    """The claim with its first part changed (a Part is frozen: a changed copy)."""
+    return replace(claim, parts=(replace(claim.parts[0], **changes), *claim.parts[1:]))
+
+
+def a1_and_its_logs() -> tuple[Claim, np.ndarray]:
     """A1's part (blocked / dispatch of one cell) and its per-process log ratios."""
     claims = stages.read_claims(ROOT / "config/claims/articles")
-    (a1,) = [copy.deepcopy(c) for c in claims if c["id"] == "A1"]
+    (a1,) = [c for c in claims if c.id == "A1"]
     proc = aggregate.processes(layout.raw_files(REFERENCE))
     cell = proc[(proc["workload"] == "dot_xx") & (proc["impl"] == "jax")].set_index("repeat")
     phase = {p: cell[cell["phase"] == p]["median_s"].astype(float) for p in ("steady", "dispatch")}
@@ -225,7 +231,7 @@ def test_a_part_its_first_look_decides_takes_no_rounds_and_one_it_leaves_open_ta
     decision = stopping.decide(view, [a1], units, Precision(1.15), None)
     assert decision["rounds"] == {"cpu/dot_xx/jax/1000": 3}
     assert [(p["stopped"], p["rounds"]) for p in decision["parts"]] == [(stopping.DECIDED, 3)]
-    a1["parts"][0]["holds_if"] = f">= {math.exp(logs[:3].mean()):.9g}"
+    a1 = with_first_part(a1, holds_if=f">= {math.exp(logs[:3].mean()):.9g}")
     decision = stopping.decide(view, [a1], units, Precision(1.15), None)
     assert decision["rounds"] == {"cpu/dot_xx/jax/1000": 12}
     assert [(p["stopped"], p["rounds"]) for p in decision["parts"]] == [(stopping.UNDECIDED, 12)]
@@ -240,7 +246,7 @@ def test_each_look_is_judged_at_97_5_percent_the_first_on_its_first_stage_alone(
     stopped short; each at 97.5%. A part its first look decided is judged at the second
     where its cells took rounds for another part (one value for the ratio)."""
     a1, logs = a1_and_its_logs()
-    part = a1["parts"][0]
+    part = a1.parts[0]
 
     def expect(values: np.ndarray, df: int, rounds: int) -> tuple[float, float]:
         half = stats.t.ppf(0.9875, df) * values.std(ddof=1) / math.sqrt(rounds)
@@ -252,7 +258,7 @@ def test_each_look_is_judged_at_97_5_percent_the_first_on_its_first_stage_alone(
     for_another = evaluate_part(two_looks_view(3, 6), part)
     assert (for_another.look, for_another.outcome, for_another.processes) == (2, "holds", 6)
     assert for_another.bounds == pytest.approx(expect(logs, 5, 6))
-    part["holds_if"] = f">= {math.exp(logs[:3].mean()):.9g}"
+    part = replace(part, holds_if=f">= {math.exp(logs[:3].mean()):.9g}")
     at_cap = evaluate_part(two_looks_view(3, 6), part)
     assert (at_cap.look, at_cap.processes) == (2, 6)
     assert (at_cap.decided_low, at_cap.decided_high) == pytest.approx(expect(logs, 5, 6), rel=1e-9)
@@ -291,7 +297,7 @@ def test_a_part_whose_first_stage_lost_all_but_one_process_says_its_interval_is_
     a1, _ = a1_and_its_logs()
     for rows, said in ((proc, False), (proc[~lost], True)):
         view = stopping.RunView(aggregate.cells(rows), rows, rows["run_label"].iloc[0])
-        result = evaluate_part(view, a1["parts"][0])
+        result = evaluate_part(view, a1.parts[0])
         assert any(run_view.STEIN_LOST in w for w in result.warnings) == said
 
 
@@ -327,7 +333,7 @@ def test_a_claim_its_article_clears_by_far_is_measured_to_less_and_says_so():
     proc = aggregate.processes(layout.raw_files(REFERENCE))
     view = stopping.RunView(aggregate.cells(proc), proc, proc["run_label"].iloc[0])
     claims = stages.read_claims(ROOT / "config/claims/articles")
-    a = [c for c in claims if c["id"] in ("A1", "A2")]
+    a = [c for c in claims if c.id in ("A1", "A2")]
     units = {"a": Unit("a", ("cpu/dot_xx/jax/1000",), 3, 12, 2.0)}
     sized = stopping.decide(view, a, units, Precision(1.15), None)
     uniform = stopping.decide(view, a, units, Precision(1.15, from_claims=False), None)
@@ -347,11 +353,11 @@ def test_a_part_measured_off_its_articles_size_takes_its_first_stage_alone():
     proc = aggregate.processes(layout.raw_files(REFERENCE))
     view = stopping.RunView(aggregate.cells(proc), proc, proc["run_label"].iloc[0])
     claims = stages.read_claims(ROOT / "config/claims/articles")
-    (a1,) = [copy.deepcopy(c) for c in claims if c["id"] == "A1"]
+    (a1,) = [c for c in claims if c.id == "A1"]
     units = {"a": Unit("a", ("cpu/dot_xx/jax/1000",), 3, 12, 2.0)}
     uniform = Precision(1.15, from_claims=False)
     assert stopping.decide(view, [a1], units, uniform, None)["rounds"]["cpu/dot_xx/jax/1000"] > 3
-    a1["parts"][0]["size"] = 2000
+    a1 = with_first_part(a1, size=2000)
     decision = stopping.decide(view, [a1], units, uniform, None)
     assert decision["rounds"] == {"cpu/dot_xx/jax/1000": 3}
     (part,) = decision["parts"]

@@ -83,7 +83,7 @@ def test_a_users_catalog_adds_its_claim_and_figure_to_blockbenchs_end_to_end(tmp
     assert mine["verdict"] in ("reproduced", "not_reproduced", "inconclusive"), mine.to_dict()
     assert mine["measured"] > 0 and mine["run_label"] == "mine"
     assert mine["article"] == FIGURES["S"]["figures"]["jit_speedup"]["value"]
-    shipped_ids = [c["id"] for c in stages.read_claims(SHIPPED)]
+    shipped_ids = [c.id for c in stages.read_claims(SHIPPED)]
     assert list(table.index) == [*shipped_ids, CLAIM["id"]]  # blockbench's, then the user's
     parts = pd.read_csv(wf / "results/tables/claim_parts.csv")
     assert set(parts.loc[parts["claim_id"] == CLAIM["id"], "catalog"]) == {"my_catalog"}

@@ -19,11 +19,12 @@ from tiny import TINY, workflow_copy
 from blockbench.errors import InputError
 from blockbench.judge import aggregate, run_view
 from blockbench.judge.between_runs import StudyPart
-from blockbench.judge.studies import Kind, Study, study_path
+from blockbench.judge.studies import Study, study_path
 from blockbench.measure import cores, provenance
 from blockbench.measure.core_speed import FAKE_CORE_SPEED, STEADY
 from blockbench.present import figure_names
 from blockbench.records import layout
+from blockbench.records.machines import Kind
 from blockbench.records.methods import last_commit_of
 from blockbench.records.store import read_json
 from blockbench.run import cli_config, grid, kit_config, regenerate, run_order, stages
@@ -128,9 +129,9 @@ def test_grid_adds_the_articles_sizes_only_with_an_accelerator():
     }
     assert {c.size for c in grid.cells(config)} == {100}
     cells = grid.cells({**config, "devices": ["cpu", "gpu"]})
-    assert grid.Cell("cpu", "matmul", "numpy", 5000) in cells  # the baseline
-    assert grid.Cell("gpu", "matmul", "jax", 5000) in cells
-    assert grid.Cell("cpu", "matmul", "jax", 5000) not in cells
+    assert layout.Cell("cpu", "matmul", "numpy", 5000) in cells  # the baseline
+    assert layout.Cell("gpu", "matmul", "jax", 5000) in cells
+    assert layout.Cell("cpu", "matmul", "jax", 5000) not in cells
     assert not any(c.device == "gpu" and c.impl == "numpy" for c in cells)
 
 
@@ -196,10 +197,10 @@ def test_the_paper_config_lists_every_article_setup(tmp_path):
     paper = kit_config.load_config(ROOT / "config/paper.yaml")
     plan = grid.plan(paper, kit_config.claims(paper))
     large = ("host_to_device", "first_call", "steady")  # in the harness's order: B3's setting
-    assert plan[grid.Cell("cpu", "matmul", "jax", 10000)] == large
-    assert plan[grid.Cell("cpu", "matmul", "jax", 1000)] is None  # the sweep keeps every phase
-    assert plan[grid.Cell("cpu", "stencil", "loop_jit", 16)] == ("compile",)  # D3's fit
-    assert grid.Cell("cpu", "stencil", "loop_jit", 12) not in plan  # the default run's size
+    assert plan[layout.Cell("cpu", "matmul", "jax", 10000)] == large
+    assert plan[layout.Cell("cpu", "matmul", "jax", 1000)] is None  # the sweep keeps every phase
+    assert plan[layout.Cell("cpu", "stencil", "loop_jit", 16)] == ("compile",)  # D3's fit
+    assert layout.Cell("cpu", "stencil", "loop_jit", 12) not in plan  # the default run's size
 
 
 def test_two_blocks_that_measure_one_cell_two_ways_are_refused_naming_both():
@@ -219,8 +220,8 @@ def test_two_blocks_that_measure_one_cell_two_ways_are_refused_naming_both():
     )
     config["workloads"][1]["phases"] = ["steady"]  # the same: one cell, once
     assert grid.plan(config) == {
-        grid.Cell("cpu", "selu", "jax", 10): ("steady",),
-        grid.Cell("cpu", "selu", "jax", 20): ("steady",),
+        layout.Cell("cpu", "selu", "jax", 10): ("steady",),
+        layout.Cell("cpu", "selu", "jax", 20): ("steady",),
     }
 
 
@@ -241,7 +242,7 @@ def test_a_blocks_repeats_and_sampling_keys_replace_the_runs_for_its_cells_only(
         ],
     }
     got = grid.settings(config)
-    jax, numpy = grid.Cell("cpu", "selu", "jax", 10), grid.Cell("cpu", "selu", "numpy", 10)
+    jax, numpy = layout.Cell("cpu", "selu", "jax", 10), layout.Cell("cpu", "selu", "numpy", 10)
     assert got[jax] == grid.Settings(6, {"min_time_s": 0.05, "max_time_s": 1.2})
     assert got[jax].per_process()["max_time_s"] == pytest.approx(0.2)  # the cell's, split
     assert got[numpy] == grid.Settings(2, {"min_time_s": 0.05, "max_time_s": 0.3})
@@ -278,9 +279,9 @@ def tiny_run(tmp_path_factory):
     study = Study(here, [{"label": "a"}, {"label": "b"}], core_speed=STEADY)
     study.scope = "kind"  # any host of this kind: the suite runs on any machine
     for claim in stages.read_claims(ROOT / "config/claims/articles"):
-        for part in claim["parts"]:
+        for part in claim.parts:
             # a spread wide enough to show in any run
-            study.parts[(claim["id"], part["name"])] = StudyPart((0.0, 1.0), 3.0)
+            study.parts[(claim.id, part.name)] = StudyPart((0.0, 1.0), 3.0)
     study_path(wf / "studies", here).parent.mkdir()
     study_path(wf / "studies", here).write_text(study.to_yaml())
     env_lock = {"BLOCKBENCH_LOCK": str(wf / "measure.lock"), FAKE_CORE_SPEED: STEADY}
@@ -430,7 +431,7 @@ def test_claims_report_shows_each_parts_size_against_the_articles(tiny_run):
     assert "measured at 64 (article 1000)" in text  # A1 on the tiny grid's dot_xx at 64
     assert "inconclusive" in text
     assert "jnp.dot(x, x).block_until_ready()" in text  # the article's code, per part
-    # where the run's time went (claims_report.time_spent), from every process it ran
+    # where the run's time went (process_report.time_spent), from every process it ran
     ran = len(layout.raw_files(tiny_run / "results/raw/tiny"))
     assert f"Time: {ran} worker processes measured for " in text
     # each process's hand-off after its samples (made up here, as the core readings are),

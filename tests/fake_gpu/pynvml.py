@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 NVML_CLOCK_SM, NVML_CLOCK_MEM = 1, 2
 NVML_TEMPERATURE_GPU = 0
-BUS_ID = "00000000:FA:00.0"  # blockbench.measure.provenance.FAKE_PCI_BUS_ID
+BUS_ID = "00000000:FA:00.0"  # blockbench.measure.nvidia.FAKE_PCI_BUS_ID
 _inits = 0
 
 

@@ -42,12 +42,12 @@ def own_file(path):
 
 # The claims files `claims` names, CLAIMS_FILES (a catalog folder stands for its
 # claims.yaml), read in order by every stage: a user's catalog after blockbench's adds its
-# claims (blockbench.judge.claim_rules). A config that cannot run, a claim or published
-# figure that could never be judged, a catalog that is missing, an id or slug two files
-# share, or two settings of one cell that differ stop the run before any job, in one line
-# (not Snakemake's stack, which points into blockbench, not at the file).
+# claims (blockbench.judge.claim_rules). A claim or published figure that could never be
+# judged, a catalog that is missing, an id or slug two files share, or two settings of one
+# cell that differ stop the run before any job, in one line (not Snakemake's stack, which
+# points into blockbench, not at the file); the config was checked as it was loaded
+# (workflow/Snakefile).
 try:
-    grid.check(config)
     CLAIMS_FILES = [
         str(path)
         for path in claims_files([own_file(p) for p in claim_paths(config["claims"])])
@@ -135,7 +135,7 @@ TABLES = expand(
 ]
 # The run's figures: each catalog's own, drawn by hand or generic (blockbench.present.
 # figure_names), and those of every run.
-FIGURE_NAMES = figure_names.names(claim["catalog"] for claim in CLAIM_LIST)
+FIGURE_NAMES = figure_names.names(claim.catalog for claim in CLAIM_LIST)
 FIGURES = expand(
     "results/figures/{name}.{ext}",
     name=[*FIGURE_NAMES, *BY_VERSION],

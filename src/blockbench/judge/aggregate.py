@@ -21,14 +21,12 @@ from blockbench.judge import uncertainty
 from blockbench.measure import provenance
 from blockbench.measure.stats import kept_samples, wilson
 from blockbench.records import timeline
+from blockbench.records.layout import CELL, PROCESS
+from blockbench.records.machines import GPU_KIND, HOST_KIND
 from blockbench.records.store import SCHEMA_VERSION, SchemaError, read_json, validate
 from blockbench.workloads.matmul import BELOW_FLOAT32
 from blockbench.workloads.registry import WORKLOADS, impls_of
 
-CELL = ["run_label", "device", "workload", "impl", "size"]
-PROCESS = [*CELL, "repeat"]
-# What makes two hosts one kind for a run (the GPU model too, for GPU cells)
-HOST_KIND = ["cpu_model", "host_cpus"]
 # What the steady and speedup tables show of each cell besides its times
 SHOWN = [*CELL, "jax_version", "device_model", "device_label", "blas_kernel"]
 STAT_COLUMNS = [
@@ -252,7 +250,7 @@ def _one_host_kind_per_run(df: pd.DataFrame) -> None:
     cell, and the GPU model of every GPU cell, are one per run label."""
     ok = df[df["status"] == "ok"]
     for label, run in ok.groupby("run_label"):
-        for kind, rows in ((HOST_KIND, run), (["gpu_name"], run[run["device"] == "gpu"])):
+        for kind, rows in ((HOST_KIND, run), (GPU_KIND, run[run["device"] == "gpu"])):
             first = rows.drop_duplicates(kind)
             if len(first) > 1:
                 a, b = first.iloc[0], first.iloc[1]

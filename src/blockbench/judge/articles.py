@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from blockbench.errors import InputError
+from blockbench.judge.claim import STEADY, Term
 from blockbench.records.spec import DEVICES, PHASES
 from blockbench.workloads.registry import WORKLOADS, impls_of
 
@@ -31,6 +32,14 @@ class ArticlesError(InputError):
 
 
 @dataclass(frozen=True)
+class Placed:
+    """A cell that re-measures a published number: the term read, at the article's size."""
+
+    term: Term
+    size: int
+
+
+@dataclass(frozen=True)
 class Figure:
     """One published number and the cell(s) that re-measure it."""
 
@@ -38,10 +47,10 @@ class Figure:
     value: float | list[float] | None
     unit: str
     says: str
-    cell: dict[str, Any] | None = None
-    num: dict[str, Any] | None = None
-    den: dict[str, Any] | None = None
-    of: dict[str, Any] | None = None
+    cell: Placed | None = None
+    num: Placed | None = None
+    den: Placed | None = None
+    of: Placed | None = None
 
     @property
     def source(self) -> str:
@@ -105,7 +114,7 @@ def _sides(expression: str) -> tuple[list[str], list[str]]:
     return sides[0], sides[1]
 
 
-def _check_cell(where: str, cell: Any) -> dict[str, Any]:
+def _placed(where: str, cell: Any) -> Placed:
     if not isinstance(cell, dict) or not {"device", "workload", "impl", "size"} <= set(cell):
         raise ArticlesError(f"{where}: a cell needs device, workload, impl and size, got {cell!r}")
     unknown = set(cell) - CELL_KEYS
@@ -117,9 +126,10 @@ def _check_cell(where: str, cell: Any) -> dict[str, Any]:
         raise ArticlesError(f"{where}: workload {cell['workload']!r} is not a known workload")
     if cell["impl"] not in impls_of(cell["workload"]):
         raise ArticlesError(f"{where}: {cell['workload']} has no implementation {cell['impl']!r}")
-    if cell.get("phase", "steady") not in PHASES:
-        raise ArticlesError(f"{where}: phase {cell['phase']!r} is not one of {list(PHASES)}")
-    return cell
+    phase = cell.get("phase", STEADY)
+    if phase not in PHASES:
+        raise ArticlesError(f"{where}: phase {phase!r} is not one of {list(PHASES)}")
+    return Placed(Term(cell["device"], cell["workload"], cell["impl"], phase), cell["size"])
 
 
 def _figure(where: str, key: str, entry: Any) -> Figure:
@@ -132,7 +142,7 @@ def _figure(where: str, key: str, entry: Any) -> Figure:
     if not (value is None or isinstance(value, int | float | list)):
         raise ArticlesError(f"{where}: value {value!r} is not a number")
     cells = {
-        k: _check_cell(f"{where}.{k}", entry[k]) for k in ("cell", "num", "den", "of") if k in entry
+        k: _placed(f"{where}.{k}", entry[k]) for k in ("cell", "num", "den", "of") if k in entry
     }
     if ("num" in cells) != ("den" in cells):
         raise ArticlesError(f"{where}: a ratio needs both 'num' and 'den'")

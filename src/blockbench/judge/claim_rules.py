@@ -1,5 +1,5 @@
-"""Reading the claims catalogs (config/claims/<catalog>/, and a user's own beside them):
-the claims, their parts, the sizes each part is measured at, the conditions that judge them,
+"""The claims parser: reading the claims catalogs (config/claims/<catalog>/, and a user's own
+beside them) into the frozen claims of blockbench.judge.claim, every default applied here,
 and the precision each part needs.
 
 A catalog is a folder: `claims.yaml`, and `figures.yaml` with its sources' published figures
@@ -12,8 +12,9 @@ its article's figure clears its rule), so the measurements never set their own t
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import yaml
@@ -21,12 +22,16 @@ import yaml
 from blockbench.errors import InputError
 from blockbench.judge import articles
 from blockbench.judge.articles import SAYS_JOIN, Articles
+from blockbench.judge.claim import KINDS, RATIO, STEADY, Claim, Part, Term, region
 from blockbench.records.spec import DEVICES, PHASES
 from blockbench.workloads.registry import WORKLOADS, impls_of
 
-KINDS = ("ratio", "trend", "growth", "check")
-CONDITION = re.compile(r"^\s*(>=|>|<=|<)\s*([0-9.eE+-]+)\s*$|^\s*between\s+(\S+)\s+and\s+(\S+)\s*$")
 CLAIM_KEYS = ("id", "slug", "source", "statement", "parts")
+OPTIONAL_CLAIM_KEYS = ("settings", "note")
+PART_KEYS = (
+    "name", "kind", "code", "num", "den", "of", "cells", "size", "measure_at", "sizes",
+    "article_sizes", "holds_if", "why", "precision", "article",
+)  # fmt: skip
 # The `claims` config value: catalogs (folders) and claims files, read one after another.
 ClaimsFiles = str | Path | Sequence[str | Path]
 CLAIMS_FILE, FIGURES_FILE = "claims.yaml", "figures.yaml"
@@ -42,75 +47,9 @@ class ClaimConfigError(InputError):
     """A claims file entry that cannot be evaluated."""
 
 
-def condition_holds(condition: str, value: float) -> bool:
-    """`>= 5`, `> 1`, `< 0.5`, `between 1.4 and 3`: rules a reader can check by eye."""
-    return decide(condition, value, value) == HOLDS
-
-
-HOLDS, FAILS, INCONCLUSIVE = "holds", "fails", "inconclusive"
-
-
-@dataclass(frozen=True)
-class Region:
-    """The values a condition accepts: an interval, open or closed at each end."""
-
-    low: float
-    high: float
-    low_closed: bool
-    high_closed: bool
-
-    def below(self, x: float) -> bool:
-        return x < self.low or (x == self.low and not self.low_closed)
-
-    def above(self, x: float) -> bool:
-        return x > self.high or (x == self.high and not self.high_closed)
-
-    @property
-    def two_sided(self) -> bool:
-        """`between a and b`: a value inside can be refused on either side."""
-        return math.isfinite(self.low) and math.isfinite(self.high)
-
-
-def region(condition: str) -> Region:
-    m = CONDITION.match(condition)
-    if not m:
-        raise ClaimConfigError(f"unreadable condition {condition!r}")
-    if not m.group(1):
-        return Region(float(m.group(3)), float(m.group(4)), True, True)
-    op, t = m.group(1), float(m.group(2))
-    if op in (">", ">="):
-        return Region(t, math.inf, op == ">=", False)
-    return Region(-math.inf, t, False, op == "<=")
-
-
-def decide(condition: str, low: float, high: float) -> str:
-    """Three-way: `holds` when the whole interval [low, high] satisfies the condition,
-    `fails` when none of it does, `inconclusive` when it straddles a boundary."""
-    r = region(condition)
-    if r.below(high) or r.above(low):
-        return FAILS
-    if r.below(low) or r.above(high):
-        return INCONCLUSIVE
-    return HOLDS
-
-
 # The coarsest precision a claim's margin may ask for (a factor either way): what the jit-of-
 # loops ratios, judged "> 1", state for themselves in their claims file.
 COARSEST = 2.0
-
-
-def margin(part: dict[str, Any]) -> float | None:
-    """How many times the article's figure clears the nearest boundary of the part's rule
-    (None: a part with no figure, not a ratio, or whose figure its own rule refuses)."""
-    value = part.get("article")
-    if part.get("kind", "ratio") != "ratio" or "holds_if" not in part:
-        return None
-    if not isinstance(value, int | float) or value <= 0:
-        return None
-    r = region(part["holds_if"])
-    if r.below(value) or r.above(value):
-        return None
-    return min(value / r.low if r.low > 0 else math.inf, r.high / value)
 
 
 @dataclass(frozen=True)
@@ -125,10 +64,10 @@ class Precision:
     factor: float
     from_claims: bool = True
 
-    def of(self, part: dict[str, Any]) -> float:
-        if "precision" in part:
-            return float(part["precision"])
-        m = margin(part) if self.from_claims else None
+    def of(self, part: Part) -> float:
+        if part.precision is not None:
+            return part.precision
+        m = part.margin() if self.from_claims else None
         return self.factor if m is None else min(COARSEST, max(self.factor, math.sqrt(m)))
 
     def words(self) -> str:
@@ -136,15 +75,15 @@ class Precision:
         return f"precision x{self.factor:g}" + (", sized to each claim" if self.from_claims else "")
 
 
-def side_terms(side: dict[str, Any] | list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _sides(side: dict[str, Any] | list[dict[str, Any]]) -> list[dict[str, Any]]:
     """A part's `num` or `den` as a list of terms (a side may name one term or several)."""
     return side if isinstance(side, list) else [side]
 
 
-def cells_named(part: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every (device, workload, impl, phase) a part names: its num and den terms, a growth's
-    `of`, a check's `cells` (one per impl)."""
-    named = [t for side in ("num", "den") for t in side_terms(part.get(side, []))]
+def _named(part: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every (device, workload, impl, phase) an entry names: its num and den terms, a
+    growth's `of`, a check's `cells` (one per impl)."""
+    named = [t for side in ("num", "den") for t in _sides(part.get(side, []))]
     if "of" in part:
         named.append(part["of"])
     if "cells" in part:
@@ -153,21 +92,14 @@ def cells_named(part: dict[str, Any]) -> list[dict[str, Any]]:
     return named
 
 
-def part_sizes(part: dict[str, Any], claim_sizes: str = "default") -> list[int]:
-    """The sizes a part is measured at: the default run's (`measure_at`, else the article's
-    `size`; a trend's or growth's `sizes`), or, with `claim_sizes: article`, the article's
-    own (`size`; `article_sizes`, else `sizes`)."""
-    article = claim_sizes == "article"
-    if part.get("kind", "ratio") in ("trend", "growth"):
-        return list(part.get("article_sizes", part["sizes"]) if article else part["sizes"])
-    default = part.get("measure_at", part.get("size"))
-    return [part.get("size", default) if article else default]
+def _term(entry: dict[str, Any]) -> Term:
+    return Term(entry["device"], entry["workload"], entry["impl"], entry.get("phase", STEADY))
 
 
 def _check_names(where: str, part: dict[str, Any]) -> None:
     """A device, workload, implementation or phase that does not exist would leave the part
     with no cell to read, and the run would plan as if it were not there: refused here."""
-    for term in cells_named(part):
+    for term in _named(part):
         workload, impl, device = term.get("workload"), term.get("impl"), term.get("device")
         if workload not in WORKLOADS:
             known = ", ".join(sorted(WORKLOADS))
@@ -180,7 +112,7 @@ def _check_names(where: str, part: dict[str, Any]) -> None:
             raise ClaimConfigError(f"{where}: no device {device!r} (known: {known})")
         if device not in impls_of(workload)[impl].devices:
             raise ClaimConfigError(f"{where}: {workload}/{impl} does not run on {device}")
-        if term.get("phase", "steady") not in PHASES:
+        if term.get("phase", STEADY) not in PHASES:
             known = ", ".join(PHASES)
             raise ClaimConfigError(f"{where}: no phase {term['phase']!r} (known: {known})")
 
@@ -189,7 +121,7 @@ def _check_sizes(where: str, part: dict[str, Any]) -> None:
     """A ratio or check part says the article's `size` and, where the default run measures
     it elsewhere, `measure_at`; a trend or growth part the `sizes` it fits (and, where the
     article's differ, `article_sizes`). Each must be a size of every workload it names."""
-    if part.get("kind", "ratio") in ("trend", "growth"):
+    if part.get("kind", RATIO) in ("trend", "growth"):
         keys, lists = ("sizes", "article_sizes"), True
         if "sizes" not in part:
             raise ClaimConfigError(f"{where}: no 'sizes' (the sizes its fit runs over)")
@@ -205,7 +137,7 @@ def _check_sizes(where: str, part: dict[str, Any]) -> None:
         if not (isinstance(sizes, list) and sizes and all(isinstance(n, int) for n in sizes)):
             want = "a list of integers" if lists else "an integer"
             raise ClaimConfigError(f"{where}: {key} {value!r} is not {want}")
-        for workload in {t["workload"] for t in cells_named(part)}:
+        for workload in {t["workload"] for t in _named(part)}:
             for n in sizes:
                 try:
                     WORKLOADS[workload].validate_size(n)
@@ -214,7 +146,12 @@ def _check_sizes(where: str, part: dict[str, Any]) -> None:
 
 
 def _check_part(where: str, part: dict[str, Any]) -> None:
-    kind = part.get("kind", "ratio")
+    unknown = sorted(set(part) - set(PART_KEYS))
+    if unknown:
+        raise ClaimConfigError(
+            f"{where}: unknown key {unknown[0]!r} (known: {', '.join(PART_KEYS)})"
+        )
+    kind = part.get("kind", RATIO)
     if kind not in KINDS:
         raise ClaimConfigError(f"{where}: unknown kind {kind!r}")
     if "code" not in part:
@@ -226,8 +163,8 @@ def _check_part(where: str, part: dict[str, Any]) -> None:
     _check_sizes(where, part)
     if "holds_if" in part:
         try:
-            condition_holds(part["holds_if"], 1.0)  # raises on an unreadable rule
-        except ClaimConfigError as exc:
+            region(part["holds_if"])
+        except ValueError as exc:
             raise ClaimConfigError(f"{where}: {exc}") from None
         if not part.get("why"):
             raise ClaimConfigError(f"{where}: no 'why' (what in the article the rule stands for)")
@@ -255,23 +192,42 @@ def _check_settings(where: str, claim: dict[str, Any]) -> None:
             raise ClaimConfigError(f"{at}: repeats {repeats!r} is not a count of processes")
 
 
-def _article(where: str, part: dict[str, Any], figures: Articles) -> None:
-    """Replace the part's `article` (names in its catalog's figures.yaml) by its value,
-    keeping the expression and the article's words beside it for the report."""
-    expression = part.get("article")
-    if expression is None:
-        return
-    if not isinstance(expression, str):
+def _part(where: str, part: dict[str, Any], figures: Articles) -> Part:
+    """The entry as a Part, its `article` (names in its catalog's figures.yaml) read as its
+    value, with the expression and the article's words beside it for the report."""
+    expression, value, says = part.get("article"), None, None
+    if expression is not None and not isinstance(expression, str):
         raise ClaimConfigError(
             f"{where}: article {expression!r} is a number; write it in the catalog's figures.yaml"
             " and name it here (e.g. A.blocked / A.dispatch)"
         )
-    try:
-        part["article_says"] = figures.says(expression)
-        value = None if part.get("kind") == "check" else figures.ratio(expression)
-    except InputError as exc:
-        raise ClaimConfigError(f"{where}: {exc}") from None
-    part["article_expression"], part["article"] = expression, value
+    kind = part.get("kind", RATIO)
+    if expression is not None:
+        try:
+            says = figures.says(expression)
+            value = None if kind == "check" else figures.ratio(expression)
+        except InputError as exc:
+            raise ClaimConfigError(f"{where}: {exc}") from None
+    group = part.get("cells", {})
+    return Part(
+        name=part["name"],
+        kind=kind,
+        code=part["code"],
+        num=tuple(map(_term, _sides(part.get("num", [])))),
+        den=tuple(map(_term, _sides(part.get("den", [])))),
+        of=_term(part["of"]) if "of" in part else None,
+        checked=tuple(_term({**group, "impl": i}) for i in group.get("impls", [])),
+        size=part.get("size"),
+        measure_at=part.get("measure_at"),
+        sizes=tuple(part.get("sizes", ())),
+        article_sizes=tuple(part.get("article_sizes", ())),
+        holds_if=part.get("holds_if"),
+        why=part.get("why", ""),
+        precision=None if part.get("precision") is None else float(part["precision"]),
+        article=value,
+        article_expression=expression,
+        article_says=says,
+    )
 
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
@@ -343,29 +299,29 @@ def figures(value: ClaimsFiles) -> Articles:
     return Articles({k: s for f in _catalogs_figures(value).values() for k, s in f.sources.items()})
 
 
-def read_claims(value: ClaimsFiles) -> list[dict[str, Any]]:
+def read_claims(value: ClaimsFiles) -> list[Claim]:
     """Read the claims files in order and join their claims, refusing an entry that could
     never be judged and an id or slug that two entries share: a user's file adds claims to
     blockbench's, never silently overrides one. Each part's article figures are read from
     its own catalog's figures.yaml, so each lives in one place."""
     catalogs = _catalogs_figures(value)  # sources two catalogs share are refused first
-    claims: list[dict[str, Any]] = []
+    claims: list[Claim] = []
     seen: dict[tuple[str, Any], tuple[int, Path]] = {}  # (key, value) -> (file's place, file)
     for i, path in enumerate(claims_files(value)):
         for claim in _read(path, catalogs.get(_own_figures(path), Articles({}))):
             for key in ("id", "slug"):
-                if (key, claim[key]) in seen:
-                    j, first = seen[key, claim[key]]
+                said = getattr(claim, key)
+                if (key, said) in seen:
+                    j, first = seen[key, said]
                     where = f"twice in {path}" if j == i else f"in both {first} and {path}"
-                    raise ClaimConfigError(f"claim {key} {claim[key]!r} is {where}")
-                seen[key, claim[key]] = (i, path)
-            claim["catalog"], claim["file"] = catalog_name(path), str(path)
-            claims.append(claim)
+                    raise ClaimConfigError(f"claim {key} {said!r} is {where}")
+                seen[key, said] = (i, path)
+            claims.append(replace(claim, catalog=catalog_name(path), file=str(path)))
     return claims
 
 
-def _read(path: Path, figures: Articles) -> list[dict[str, Any]]:
-    """One claims file's entries, each checked, the article figures its parts name read."""
+def _read(path: Path, figures: Articles) -> list[Claim]:
+    """One claims file's claims, each checked, the article figures its parts name read."""
     try:
         entries = yaml.safe_load(path.read_text())
     except yaml.YAMLError as exc:
@@ -373,19 +329,51 @@ def _read(path: Path, figures: Articles) -> list[dict[str, Any]]:
         at = f", line {mark.line + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or type(exc).__name__
         raise ClaimConfigError(f"{path}{at}: not valid YAML ({problem})") from None
+    return parsed(entries, figures, str(path))
+
+
+def parsed(entries: Any, figures: Articles | None = None, where: str = "claims") -> list[Claim]:
+    """A claims file's entries (YAML's list of mappings) as claims, each checked, the
+    article figures its parts name read from `figures`."""
     if not isinstance(entries, list):
-        raise ClaimConfigError(f"{path}: expected a list of claims")
-    for i, claim in enumerate(entries):
-        for key in CLAIM_KEYS:
-            if key not in claim:
-                raise ClaimConfigError(f"{path}: claim #{i + 1} has no {key!r}")
-        for part in claim["parts"]:
-            where = f"{path}: claim {claim['id']}, part {part.get('name')!r}"
-            _check_part(where, part)
-            _article(where, part, figures)
-        _check_settings(f"{path}: claim {claim['id']}", claim)
-        # each figure once, though several parts quote it (C3's NumPy time)
-        quoted = [p["article_says"] for p in claim["parts"] if "article_says" in p]
-        said = dict.fromkeys(s for q in quoted for s in q.split(SAYS_JOIN))
-        claim["article"] = SAYS_JOIN.join(said) or "qualitative (no figure)"
-    return entries
+        raise ClaimConfigError(f"{where}: expected a list of claims")
+    return [
+        _claim(f"{where}: claim #{i + 1}", c, figures or Articles({}))
+        for i, c in enumerate(entries)
+    ]
+
+
+def _claim(where: str, claim: Any, figures: Articles) -> Claim:
+    if not isinstance(claim, dict):
+        raise ClaimConfigError(f"{where}: expected a mapping")
+    for key in CLAIM_KEYS:
+        if key not in claim:
+            raise ClaimConfigError(f"{where} has no {key!r}")
+    unknown = sorted(set(claim) - {*CLAIM_KEYS, *OPTIONAL_CLAIM_KEYS, "catalog", "file"})
+    if unknown:
+        raise ClaimConfigError(f"{where} ({claim['id']}): unknown key {unknown[0]!r}")
+    at = where.rsplit(": claim #", 1)[0] + f": claim {claim['id']}"
+    parts = tuple(
+        _checked_part(f"{at}, part {part.get('name')!r}", part, figures) for part in claim["parts"]
+    )
+    _check_settings(at, claim)
+    # each figure once, though several parts quote it (C3's NumPy time)
+    quoted = [p.article_says for p in parts if p.article_says is not None]
+    said = dict.fromkeys(s for q in quoted for s in q.split(SAYS_JOIN))
+    return Claim(
+        id=claim["id"],
+        slug=claim["slug"],
+        source=claim["source"],
+        statement=claim["statement"],
+        parts=parts,
+        article=SAYS_JOIN.join(said) or "qualitative (no figure)",
+        catalog=claim.get("catalog", ""),
+        file=claim.get("file", ""),
+        note=claim.get("note", ""),
+        settings=tuple(MappingProxyType(dict(e)) for e in claim.get("settings", [])),
+    )
+
+
+def _checked_part(where: str, part: dict[str, Any], figures: Articles) -> Part:
+    _check_part(where, part)
+    return _part(where, part, figures)

@@ -17,13 +17,23 @@ from typing import Any
 import pandas as pd
 
 from blockbench.judge import uncertainty
-from blockbench.judge.claim_rules import FAILS, HOLDS, INCONCLUSIVE, decide, side_terms
+from blockbench.judge.claim import (
+    CHECK,
+    FAILS,
+    GROWTH,
+    HOLDS,
+    INCONCLUSIVE,
+    RATIO,
+    TREND,
+    Part,
+    Term,
+    decide,
+)
 from blockbench.judge.part_result import NOT_RUN, PartResult
 from blockbench.judge.run_view import (
     STEIN_LOST,
     Missing,
     RunView,
-    _phase,
     choose_size,
     measured_on,
     ratio_at,
@@ -36,8 +46,12 @@ from blockbench.records.spec import CONFIDENCE
 LOOK_CONFIDENCE = 1 - (1 - CONFIDENCE) / 2
 
 
+# A check's rule, in the words its row shows: its cells' own correctness checks
+CHECKED = "every cell passes its check"
+
+
 def _result(
-    part: dict[str, Any],
+    part: Part,
     value: float,
     spread: Spread | None,
     passed: bool | None = None,
@@ -52,9 +66,9 @@ def _result(
         outcome = HOLDS if passed else FAILS
     else:
         low, high = (from_scale(x, scale) for x in spread.interval())
-        outcome = decide(part["holds_if"], low, high)
+        outcome = decide(part.holds_if or "", low, high)
     return PartResult(
-        part["name"],
+        part.name,
         outcome,
         measured=float(value),
         spread=spread,
@@ -63,25 +77,25 @@ def _result(
         ci_high=high,
         run_low=low,
         run_high=high,
-        article=part.get("article"),
-        condition=part.get("holds_if", "every cell passes its check"),
-        why=part.get("why", ""),
-        article_size=part.get("size"),
-        code=part.get("code", ""),
+        article=part.article,
+        condition=part.holds_if or CHECKED,
+        why=part.why,
+        article_size=part.size,
+        code=part.code,
         **fields,
     )
 
 
-def eval_ratio(view: RunView, part: dict[str, Any]) -> PartResult:
-    terms = side_terms(part["num"]) + side_terms(part["den"])
-    size = choose_size(view, terms, part.get("size"))
-    got = ratio_at(view, part, size)
+def eval_ratio(view: RunView, part: Part) -> PartResult:
+    terms = part.terms
+    size = choose_size(view, terms, part.size)
+    got = ratio_at(view, part.num, part.den, size)
     return _result(
         part,
         got.value,
         got.log,
         size=size,
-        devices={t["device"] for t in terms},
+        devices=part.devices,
         models=got.models,
         n_min=got.n_min,
         warnings=got.warnings,
@@ -91,15 +105,15 @@ def eval_ratio(view: RunView, part: dict[str, Any]) -> PartResult:
     )
 
 
-def eval_trend(view: RunView, part: dict[str, Any]) -> PartResult:
-    terms = side_terms(part["num"]) + side_terms(part["den"])
+def eval_trend(view: RunView, part: Part) -> PartResult:
+    terms = part.terms
     sizes = sorted(set.intersection(*(view.sizes_ok(t) for t in terms)))
     if len(sizes) < 3:
         lacking = [t for t in terms if len(view.sizes_ok(t)) < 3]
         if lacking and not view.sizes_ok(lacking[0]):
             raise Missing(view.why_missing(lacking[0]))
         raise Missing(f"needs 3 sizes where every term measured fine, has {sizes}")
-    each = [ratio_at(view, part, s) for s in sizes]
+    each = [ratio_at(view, part.num, part.den, s) for s in sizes]
     slope = uncertainty.log_slope(sizes, [m.log for m in each])
     detail = (
         f"ratio {each[0].value:.3g} at {sizes[0]} -> {each[-1].value:.3g} at {sizes[-1]}; "
@@ -111,7 +125,7 @@ def eval_trend(view: RunView, part: dict[str, Any]) -> PartResult:
         slope,
         scale="linear",
         size=sizes[-1],
-        devices={t["device"] for t in terms},
+        devices=part.devices,
         models=each[-1].models,
         detail=detail,
         n_min=min(m.n_min for m in each),
@@ -129,7 +143,7 @@ class Growth:
     processes: int
 
 
-def growth_fit(view: RunView, term: dict[str, Any]) -> Growth:
+def growth_fit(view: RunView, term: Term) -> Growth:
     """The exponent of `term`'s time against work over every size measured (at least 3),
     its uncertainty from each size's own."""
     rows = view.ok_rows(term).sort_values("size")
@@ -137,7 +151,7 @@ def growth_fit(view: RunView, term: dict[str, Any]) -> Growth:
         if rows.empty:
             raise Missing(view.why_missing(term))
         raise Missing(
-            f"needs 3 sizes of {term['workload']}/{term['impl']} {_phase(term)}, "
+            f"needs 3 sizes of {term.workload}/{term.impl} {term.phase}, "
             f"has {sorted(rows['size'].tolist())}"
         )
     times = [view.time_of([term], s) for s in rows["size"]]
@@ -145,12 +159,13 @@ def growth_fit(view: RunView, term: dict[str, Any]) -> Growth:
     return Growth(rows, slope, min(n for _, n in times))
 
 
-def eval_growth(view: RunView, part: dict[str, Any]) -> PartResult:
-    term = part["of"]
+def eval_growth(view: RunView, part: Part) -> PartResult:
+    term = part.of
+    assert term is not None  # the parser gives every growth its term
     fit = growth_fit(view, term)
     rows = fit.rows
     detail = (
-        f"{term['phase']} time ~ work^{fit.exponent.estimate:.2f}: the slope over the sizes "
+        f"{term.phase} time ~ work^{fit.exponent.estimate:.2f}: the slope over the sizes "
         f"measured, {rows['size'].tolist()} "
         f"({rows['median_s'].iloc[0]:.3g} s to {rows['median_s'].iloc[-1]:.3g} s), not an "
         "asymptotic exponent (a local one can rise with size)"
@@ -161,32 +176,30 @@ def eval_growth(view: RunView, part: dict[str, Any]) -> PartResult:
         fit.exponent,
         scale="linear",
         size=int(rows["size"].max()),
-        devices={term["device"]},
-        models={measured_on(term["device"], rows.iloc[0])},
+        devices=part.devices,
+        models={measured_on(term.device, rows.iloc[0])},
         detail=detail,
         n_min=int(rows["n_min"].min()),
         processes=fit.processes,
         warnings=[
-            f"{term['impl']} at {s}: {STEIN_LOST}" for s in rows["size"] if view.stein_lost(term, s)
+            f"{term.impl} at {s}: {STEIN_LOST}" for s in rows["size"] if view.stein_lost(term, s)
         ],
     )
 
 
-def eval_check(view: RunView, part: dict[str, Any]) -> PartResult:
-    spec = part["cells"]
+def eval_check(view: RunView, part: Part) -> PartResult:
+    first, impls = part.checked[0], [t.impl for t in part.checked]
     d = view.df
     rows = d[
-        (d["device"] == spec["device"])
-        & (d["workload"] == spec["workload"])
-        & d["impl"].isin(spec["impls"])
+        (d["device"] == first.device) & (d["workload"] == first.workload) & d["impl"].isin(impls)
     ].drop_duplicates(["impl", "size"])
     measured = rows[rows["check_passed"].notna()]
-    if measured.empty or set(measured["impl"]) != set(spec["impls"]):
-        absent = [i for i in spec["impls"] if i not in set(measured["impl"])]
-        raise Missing(view.why_missing({**spec, "impl": absent[0] if absent else spec["impls"][0]}))
+    if measured.empty or set(measured["impl"]) != set(impls):
+        absent = [t for t in part.checked if t.impl not in set(measured["impl"])]
+        raise Missing(view.why_missing(absent[0] if absent else first))
     worst = float(measured["max_rel_err"].max())
     detail = (
-        f"{len(measured)} cells ({', '.join(spec['impls'])}) at sizes "
+        f"{len(measured)} cells ({', '.join(impls)}) at sizes "
         f"{sorted(set(measured['size'].tolist()))}; worst relative error {worst:.2g}"
     )
     return _result(
@@ -195,16 +208,16 @@ def eval_check(view: RunView, part: dict[str, Any]) -> PartResult:
         None,
         passed=bool(measured["check_passed"].astype(bool).all()),
         size=int(measured["size"].max()),
-        devices={spec["device"]},
-        models={measured_on(spec["device"], measured.iloc[0])},
+        devices=part.devices,
+        models={measured_on(first.device, measured.iloc[0])},
         detail=detail,
     )
 
 
-EVALUATORS = {"ratio": eval_ratio, "trend": eval_trend, "growth": eval_growth, "check": eval_check}
+EVALUATORS = {RATIO: eval_ratio, TREND: eval_trend, GROWTH: eval_growth, CHECK: eval_check}
 
 
-def evaluate_part(view: RunView, part: dict[str, Any]) -> PartResult:
+def evaluate_part(view: RunView, part: Part) -> PartResult:
     """A part judged in one look, or, where rounds are added on demand and it is a ratio of
     one t term with no study, in two at LOOK_CONFIDENCE: its first stage, then every round
     (the ordinary t at max_rounds, a count fixed in advance; Stein's where cut short). The
@@ -212,7 +225,7 @@ def evaluate_part(view: RunView, part: dict[str, Any]) -> PartResult:
     another part: the bound covers whichever look is read, and a ratio keeps one value."""
     whole = _evaluate(view, part)
     s = whole.spread
-    if not view.max_rounds or view.study or part.get("kind", "ratio") != "ratio":
+    if not view.max_rounds or view.study or not part.one_ratio:
         return whole
     if s is None or len(s.terms) != 1 or whole.indicative:
         return whole
@@ -223,28 +236,28 @@ def evaluate_part(view: RunView, part: dict[str, Any]) -> PartResult:
     return _looked(_evaluate(view.all_rounds(), part) if at_cap else whole, part, 2)
 
 
-def _looked(r: PartResult, part: dict[str, Any], look: int) -> PartResult:
+def _looked(r: PartResult, part: Part, look: int) -> PartResult:
     """`r` decided on its interval at LOOK_CONFIDENCE (`decided_low`, `decided_high`). Its
     95% CI and its spread stay as they are: what is shown beside other parts' 95% CIs, and
     the standard error that pooling and a study read, is never the wider look's."""
     if r.spread is None or len(r.spread.terms) != 1:
         return replace(r, look=look)
     low, high = (from_scale(x, r.scale) for x in r.spread.interval(LOOK_CONFIDENCE))
-    outcome = decide(part["holds_if"], low, high)
+    outcome = decide(part.holds_if or "", low, high)
     return replace(r, outcome=outcome, look=look, decided_low=low, decided_high=high)
 
 
-def _evaluate(view: RunView, part: dict[str, Any]) -> PartResult:
+def _evaluate(view: RunView, part: Part) -> PartResult:
     try:
-        return EVALUATORS[part.get("kind", "ratio")](view, part)
+        return EVALUATORS[part.kind](view, part)
     except Missing as why:
         return PartResult(
-            part["name"],
+            part.name,
             NOT_RUN,
-            article=part.get("article"),
-            condition=part.get("holds_if", ""),
-            why=part.get("why", ""),
-            article_size=part.get("size"),
+            article=part.article,
+            condition=part.holds_if or "",
+            why=part.why,
+            article_size=part.size,
             detail=str(why),
-            code=part.get("code", ""),
+            code=part.code,
         )

@@ -5,6 +5,7 @@ import math
 from dataclasses import dataclass, field
 
 from blockbench.judge.between_runs import StudyPart
+from blockbench.judge.claim import FAILS, HOLDS
 from blockbench.judge.uncertainty import Spread
 
 REPRODUCED, NOT_REPRODUCED, NOT_RUN = "reproduced", "not_reproduced", "not_run"
@@ -50,6 +51,12 @@ class PartResult:
         if self.decided_low is None:
             return self.ci_low, self.ci_high
         return self.decided_low, self.decided_high
+
+    @property
+    def decided_in_looks(self) -> bool:
+        """A part judged in looks that one of them decided (after the first stage: its first
+        look), to which more rounds would add nothing."""
+        return self.look is not None and self.outcome in (HOLDS, FAILS)
 
     @property
     def indicative(self) -> bool:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from blockbench.judge.between_runs import Pooled, StudyPart, pool
-from blockbench.judge.claim_rules import FAILS, HOLDS, INCONCLUSIVE, decide
+from blockbench.judge.claim import FAILS, HOLDS, INCONCLUSIVE, decide
 from blockbench.judge.part_result import NOT_RUN, PartResult
 from blockbench.judge.run_view import RunView
 from blockbench.judge.uncertainty import Spread, from_scale
@@ -47,6 +47,12 @@ def pool_values(
         for k in ("estimate", "low", "high")
     }
     return replace(got, **back)
+
+
+def judged(got: Pooled, condition: str) -> str:
+    """The outcome of a pooled value on a part's rule: `inconclusive` where the runs were too
+    few to give an interval. The claims' pools and `blockbench compare` read it here."""
+    return INCONCLUSIVE if got.low is None else decide(condition, got.low, got.high)
 
 
 def pool_groups(views: list[RunView]) -> list[list[RunView]]:
@@ -102,7 +108,7 @@ def pool_part(parts: list[PartResult]) -> PooledPart:
         look=None,
         spread=None,
         study=study,
-        outcome=INCONCLUSIVE if got.low is None else decide(first.condition, got.low, got.high),
+        outcome=judged(got, first.condition),
         detail=detail,
         warnings=sorted({w for p in measured for w in p.warnings}),
     )

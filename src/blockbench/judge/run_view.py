@@ -5,7 +5,7 @@ cells at one size."""
 import copy
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,7 +14,7 @@ import pandas as pd
 
 from blockbench.judge import aggregate, uncertainty
 from blockbench.judge.aggregate import CELL
-from blockbench.judge.claim_rules import side_terms
+from blockbench.judge.claim import Term
 from blockbench.judge.studies import Kind, Study, blas_of, design_of, host_of, kind_of
 from blockbench.judge.uncertainty import Spread
 from blockbench.measure.core_speed import classify
@@ -26,7 +26,7 @@ class Missing(Exception):
     """A cell a claim needs was not measured fine; the message says why."""
 
 
-def samples_note(row: Any, term: dict[str, Any]) -> str:
+def samples_note(row: Any, term: Term) -> str:
     """'jax dispatch at 1000: of 90 samples 1% disturbed from outside [0%, 6%], left out, and
     12% inside the cell [7%, 20%], kept; 10% in a slow mode [...]': where the statistics'
     samples came from."""
@@ -47,7 +47,7 @@ def samples_note(row: Any, term: dict[str, Any]) -> str:
         )
     if not said:
         return ""
-    return f"{term['impl']} {_phase(term)} at {row['size']}: " + "; ".join(said)
+    return f"{term.impl} {term.phase} at {row['size']}: " + "; ".join(said)
 
 
 class RunView:
@@ -138,31 +138,31 @@ class RunView:
         other.stein = False
         return other
 
-    def _cell_rows(self, term: dict[str, Any], size: int | None = None) -> pd.DataFrame:
+    def _cell_rows(self, term: Term, size: int | None = None) -> pd.DataFrame:
         d = self.df
         mask = (
-            (d["device"] == term["device"])
-            & (d["workload"] == term["workload"])
-            & (d["impl"] == term["impl"])
+            (d["device"] == term.device)
+            & (d["workload"] == term.workload)
+            & (d["impl"] == term.impl)
         )
         if size is not None:
             mask &= d["size"] == size
         return d[mask]
 
-    def ok_rows(self, term: dict[str, Any], size: int | None = None) -> pd.DataFrame:
+    def ok_rows(self, term: Term, size: int | None = None) -> pd.DataFrame:
         """The rows a part may be judged on: measured fine, and its float32 products run in
         float32 (a TF32 product on a GPU is several times faster than the articles' was)."""
         rows = self._cell_rows(term, size)
-        fine = (rows["status"] == "ok") & (rows["phase"] == term.get("phase", "steady"))
+        fine = (rows["status"] == "ok") & (rows["phase"] == term.phase)
         return rows[fine & ~below_float32(rows)]
 
-    def why_missing(self, term: dict[str, Any], size: int | None = None) -> str:
+    def why_missing(self, term: Term, size: int | None = None) -> str:
         rows = self._cell_rows(term, size)
-        where = f"{term['workload']}/{term['impl']} on {term['device']}"
+        where = f"{term.workload}/{term.impl} on {term.device}"
         if size is not None:
             where += f" at size {size}"
-        if term["device"] not in self.devices:
-            return f"{term['device']} not in this run (devices: {', '.join(sorted(self.devices))})"
+        if term.device not in self.devices:
+            return f"{term.device} not in this run (devices: {', '.join(sorted(self.devices))})"
         bad = rows[rows["status"] != "ok"]
         if not bad.empty:
             first = bad.iloc[0]
@@ -174,10 +174,10 @@ class RunView:
                 f" matmul_precision: {asked}, where the article computed float32)"
             )
         if not rows.empty:
-            return f"{where}: phase {term.get('phase', 'steady')} was not measured"
+            return f"{where}: phase {term.phase} was not measured"
         return f"{where} was not measured"
 
-    def stein_lost(self, term: dict[str, Any], size: int) -> bool:
+    def stein_lost(self, term: Term, size: int) -> bool:
         """Whether a cell took rounds after its first stage and kept fewer than two of that
         stage's processes: uncertainty.of_processes then has no first-stage spread and uses
         every round, whose count that stage chose (the part says so: STEIN_LOST)."""
@@ -186,22 +186,22 @@ class RunView:
         added = bool((rows.index >= first).any())
         return self.stein and first > 0 and added and (rows.index < first).sum() < 2
 
-    def sizes_ok(self, term: dict[str, Any]) -> set[int]:
+    def sizes_ok(self, term: Term) -> set[int]:
         return set(self.ok_rows(term)["size"])
 
-    def processes_of(self, term: dict[str, Any], size: int) -> pd.DataFrame:
+    def processes_of(self, term: Term, size: int) -> pd.DataFrame:
         """The processes' rows of one cell and phase, indexed by process (`repeat`)."""
-        cell = (self.run_label, term["device"], term["workload"], term["impl"], size)
-        return self._processes[(*cell, _phase(term))]
+        cell = (self.run_label, term.device, term.workload, term.impl, size)
+        return self._processes[(*cell, term.phase)]
 
-    def row(self, term: dict[str, Any], size: int) -> pd.Series:
+    def row(self, term: Term, size: int) -> pd.Series:
         """The cell table's row of one term at one size, or Missing saying why there is none."""
         hit = self.ok_rows(term, size)
         if hit.empty:
             raise Missing(self.why_missing(term, size))
         return hit.iloc[0]
 
-    def time_of(self, terms: list[dict[str, Any]], size: int) -> tuple[Spread, int]:
+    def time_of(self, terms: Sequence[Term], size: int) -> tuple[Spread, int]:
         """The log of the summed time of `terms`, all of one cell, and the processes behind
         it: per process the phases are added, then blockbench.judge.uncertainty.of_processes
         (a single phase gives the interval of the cell table, `of_cell`)."""
@@ -224,7 +224,7 @@ class RunView:
         The ratio is taken within each process (round) first, so what it shares (the
         placement, the machine's minute) cancels, and its t has one df fewer than the rounds
         both sides share. None where pairing does not apply."""
-        cells = {(t["device"], t["workload"], t["impl"]) for t in num + den}
+        cells = {t.cell for t in num + den}
         rows = {id(t): self.processes_of(t, size) for t in num + den}
         if len(cells) != 1:
             blocks = {b for r in rows.values() for b in r["block"]}
@@ -320,11 +320,7 @@ def term_warnings(warnings: str, phase: str) -> list[str]:
     return out
 
 
-def _phase(term: dict[str, Any]) -> str:
-    return term.get("phase", "steady")
-
-
-def choose_size(view: RunView, terms: list[dict[str, Any]], article_size: int | None) -> int:
+def choose_size(view: RunView, terms: Sequence[Term], article_size: int | None) -> int:
     """The article's size where every term measured fine there, else the largest such size."""
     common = set.intersection(*(view.sizes_ok(t) for t in terms))
     if article_size in common:
@@ -379,10 +375,10 @@ def measured_on(device: str, row: Any) -> str:
     return said + (f", {precision} products (measured)" if measured else "")
 
 
-def ratio_at(view: RunView, part: dict[str, Any], size: int) -> Measured:
+def ratio_at(view: RunView, num: Sequence[Term], den: Sequence[Term], size: int) -> Measured:
     """num / den at one size: paired within processes (rounds) where it can be, else each
     side's cells on their own, a side's cells summed, and the sides' terms combined."""
-    num, den = side_terms(part["num"]), side_terms(part["den"])
+    num, den = list(num), list(den)
     models: set[str] = set()
     counts: list[int] = []
     warnings: list[str] = []
@@ -390,16 +386,16 @@ def ratio_at(view: RunView, part: dict[str, Any], size: int) -> Measured:
     for t in num + den:
         row = view.row(t, size)  # raises Missing with the reason
         samples.append(samples_note(row, t))  # '' where the kernel said nothing of them
-        models.add(measured_on(t["device"], row))
+        models.add(measured_on(t.device, row))
         counts.append(int(row["n_min"]))
         warned = row.get("warnings")
         said = warned if isinstance(warned, str) else ""
-        warnings += [f"{t['impl']} at {size}: {w}" for w in term_warnings(said, _phase(t))]
+        warnings += [f"{t.impl} at {size}: {w}" for w in term_warnings(said, t.phase)]
         if view.stein_lost(t, size):
-            warnings.append(f"{t['impl']} at {size}: {STEIN_LOST}")
+            warnings.append(f"{t.impl} at {size}: {STEIN_LOST}")
     paired = view.paired_ratio(num, den, size)
     how = ""
-    if paired is not None and len({(t["device"], t["impl"]) for t in num + den}) > 1:
+    if paired is not None and len({(t.device, t.impl) for t in num + den}) > 1:
         how = "cells measured back to back in one block; ratio paired over its rounds"
     if paired is None and split_over_nodes([view.processes_of(t, size) for t in num + den]):
         how = "not paired: a round of its cells ran on two nodes"
@@ -408,7 +404,7 @@ def ratio_at(view: RunView, part: dict[str, Any], size: int) -> Measured:
         def side(terms: list) -> tuple[Spread, int]:
             by_cell: dict[tuple, list] = {}
             for t in terms:
-                by_cell.setdefault((t["device"], t["workload"], t["impl"]), []).append(t)
+                by_cell.setdefault(t.cell, []).append(t)
             got = [view.time_of(group, size) for group in by_cell.values()]
             return uncertainty.log_sum([g for g, _ in got]), min(n for _, n in got)
 
@@ -435,8 +431,7 @@ def speedups(cells: pd.DataFrame, processes: pd.DataFrame) -> pd.DataFrame:
     views = {view.run_label: view for view in RunView.each(cells, processes)}
 
     def paired(r: Any) -> float:
-        base = {"device": "cpu", "workload": r.workload, "impl": r.baseline}
-        cell = {"device": r.device, "workload": r.workload, "impl": r.impl}
+        base, cell = Term("cpu", r.workload, r.baseline), Term(r.device, r.workload, r.impl)
         try:
             got = views[r.run_label].paired_ratio([base], [cell], int(r.size))
         except KeyError:  # a cell with no process rows of its steady phase

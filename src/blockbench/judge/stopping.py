@@ -20,7 +20,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from blockbench.judge.between_runs import between_half
-from blockbench.judge.claim_rules import INCONCLUSIVE, Precision, cells_named
+from blockbench.judge.claim import Claim, Part
+from blockbench.judge.claim_rules import Precision
 from blockbench.judge.part_evaluators import evaluate_part
 from blockbench.judge.run_view import RunView
 
@@ -190,15 +191,6 @@ def reason(need: Need, rounds: Mapping[str, int], units: Mapping[str, Unit]) -> 
     return BUDGET
 
 
-def part_cells(part: dict[str, Any], size: int | None) -> set[tuple[str, str, str, int | None]]:
-    """The cells a part reads, as (device, workload, impl, size); size None: every size (a
-    trend or a growth fits over sizes)."""
-    if part.get("kind") == "check":
-        return set()
-    at = size if part.get("kind", "ratio") == "ratio" else None
-    return {(t["device"], t["workload"], t["impl"], at) for t in cells_named(part)}
-
-
 def cell_of(key: str) -> tuple[str, str, str, int]:
     """'cpu/selu/numpy/1000' (a unit's cell, as the decision's JSON names it) as a tuple."""
     device, workload, impl, size = key.split("/")
@@ -220,7 +212,7 @@ class Stopped:
 
 
 def needs_of(
-    view: RunView, claims: Iterable[dict[str, Any]], units: Mapping[str, Unit], precision: Precision
+    view: RunView, claims: Iterable[Claim], units: Mapping[str, Unit], precision: Precision
 ) -> tuple[list[Need], list[Stopped]]:
     """Each measured part's need after the first stage, to the precision its claim needs
     (`Precision.of`: the part's own, the one its article's margin asks, or the run's; all
@@ -230,28 +222,28 @@ def needs_of(
     first stage alone). A part its first look left undecided needs every round (target 0)."""
     needs, unsized = [], []
     for claim in claims:
-        for part in claim["parts"]:
-            if part.get("kind") == "check":
+        for part in claim.parts:
+            if not part.timed:
                 continue
             result = evaluate_part(view, part)
             read = {
                 key: name
                 for name, unit in units.items()
                 for key in unit.cells
-                for d, w, i, s in part_cells(part, result.size)
+                for d, w, i, s in part.cells_read(result.size)
                 if cell_of(key)[:3] == (d, w, i) and s in (None, cell_of(key)[3])
             }
             mine = set(read.values())
             if result.spread is None or not mine:
-                unsized.append(Stopped(claim["id"], part["name"], NOT_MEASURED, 0, None, None))
+                unsized.append(Stopped(claim.id, part.name, NOT_MEASURED, 0, None, None))
                 continue
             first = max(units[name].first for name in mine)
-            if result.indicative or (result.look and result.outcome != INCONCLUSIVE):
+            if result.indicative or result.decided_in_looks:
                 # never decisive, or decided: rounds would buy it nothing
                 said = INDICATIVE if result.indicative else DECIDED
-                unsized.append(Stopped(claim["id"], part["name"], said, first, None, None))
+                unsized.append(Stopped(claim.id, part.name, said, first, None, None))
                 continue
-            stored = view.study.part(claim["id"], part["name"]) if view.study else None
+            stored = view.study.part(claim.id, part.name) if view.study else None
             # what the study gives a run of its design or more: more rounds lower the rest
             floor = (
                 between_half(result.spread, math.inf, stored)
@@ -260,8 +252,8 @@ def needs_of(
             )
             needs.append(
                 Need(
-                    claim["id"],
-                    part["name"],
+                    claim.id,
+                    part.name,
                     tuple(sorted(mine)),
                     result.spread.half_width(),
                     floor,
@@ -274,7 +266,7 @@ def needs_of(
 
 
 def _weights(
-    view: RunView, part: dict[str, Any], se: float, mine: list[str], units: Mapping[str, Unit]
+    view: RunView, part: Part, se: float, mine: list[str], units: Mapping[str, Unit]
 ) -> tuple[float, ...]:
     """Each unit's share of a part's variance: what the part's squared standard error loses
     when that unit's processes all agree. Read from the first stage alone, as the rounds
@@ -290,7 +282,7 @@ def _weights(
 
 def decide(
     view: RunView,
-    claims: Iterable[dict[str, Any]],
+    claims: Iterable[Claim],
     units: Mapping[str, Unit],
     precision: Precision,
     budget_s: float | None,

@@ -23,6 +23,7 @@ import yaml
 from blockbench.errors import InputError
 from blockbench.judge.between_runs import StudyPart
 from blockbench.measure.core_speed import UNKNOWN
+from blockbench.records.machines import GPU_KIND, HOST_KIND, Kind
 from blockbench.records.spec import METHOD_VERSION
 
 STUDY_VERSION = 2
@@ -37,29 +38,14 @@ class StudyFileError(InputError):
     """A between-run study that cannot be read; the message names the file."""
 
 
-@dataclass(frozen=True)
-class Kind:
-    """A kind of machine, as the cells of a run record it."""
-
-    cpu_model: str
-    cpus: int
-    gpus: tuple[str, ...] = ()
-
-    def describe(self) -> str:
-        gpu = f" + {', '.join(self.gpus)}" if self.gpus else ""
-        return f"{self.cpu_model}, {self.cpus} logical CPUs{gpu}"
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"cpu_model": self.cpu_model, "cpus": self.cpus, "gpus": list(self.gpus)}
-
-
 def kind_of(cells: pd.DataFrame) -> Kind | None:
     """The kind of machine a run's cells were measured on (None: nothing says)."""
-    ok = cells[cells["cpu_model"].notna()]
-    if ok.empty or "host_cpus" not in ok or ok["host_cpus"].isna().all():
+    (cpu_model, cpus), (gpu,) = HOST_KIND, GPU_KIND
+    ok = cells[cells[cpu_model].notna()]
+    if ok.empty or cpus not in ok or ok[cpus].isna().all():
         return None
-    gpus = tuple(sorted({str(g) for g in ok.get("gpu_name", pd.Series()).dropna() if g}))
-    return Kind(str(ok["cpu_model"].iloc[0]), int(ok["host_cpus"].dropna().iloc[0]), gpus)
+    gpus = tuple(sorted({str(g) for g in ok.get(gpu, pd.Series()).dropna() if g}))
+    return Kind(str(ok[cpu_model].iloc[0]), int(ok[cpus].dropna().iloc[0]), gpus)
 
 
 @dataclass
@@ -201,8 +187,7 @@ def read_study(path: Path) -> Study:
                 f"{path}: study file version {data.get('version')!r}, this blockbench reads "
                 f"{STUDY_VERSION}: re-make it (docs/studies.md)"
             )
-        k = data["kind"]
-        kind = Kind(str(k["cpu_model"]), int(k["cpus"]), tuple(k.get("gpus") or ()))
+        kind = Kind.from_dict(data["kind"])
         parts = {
             (str(claim_id), str(name)): StudyPart(
                 tuple(float(x) for x in v["values"]), float(v["processes"])

@@ -22,7 +22,7 @@ from typing import Any
 import pandas as pd
 
 from blockbench.judge.between_runs import StudyPart, judged
-from blockbench.judge.claim_rules import FAILS, HOLDS, INCONCLUSIVE, cells_named, decide, region
+from blockbench.judge.claim import FAILS, HOLDS, INCONCLUSIVE, Claim, Part, decide, region
 from blockbench.judge.part_evaluators import LOOK_CONFIDENCE, evaluate_part
 from blockbench.judge.part_result import NOT_REPRODUCED, NOT_RUN, REPRODUCED, PartResult
 from blockbench.judge.pooling import PooledPart, pool_groups, pool_part
@@ -36,36 +36,36 @@ from blockbench.records.spec import CONFIDENCE
 def judge(
     cells: pd.DataFrame,
     processes: pd.DataFrame,
-    claims: list[dict[str, Any]],
+    claims: list[Claim],
     studies: dict[Kind, Study] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(claims table, parts table): one row per (run, claim) with the figures of the part
     its verdict rests on as the headline (`headline`), and one per (run, claim, part)."""
     views = RunView.each(cells, processes, studies)
-    judged_parts = {(v.run_label, c["id"]): _claim_parts(v, c) for v in views for c in claims}
+    judged_parts = {(v.run_label, c.id): _claim_parts(v, c) for v in views for c in claims}
     pools = _pools(views, claims, judged_parts)
     rows, part_rows = [], []
     for view in views:
         for claim in claims:
-            parts = judged_parts[(view.run_label, claim["id"])]
-            pool = pools.get((view.run_label, claim["id"]))
+            parts = judged_parts[(view.run_label, claim.id)]
+            pool = pools.get((view.run_label, claim.id))
             rows.append(_claim_row(view, claim, parts, pool))
             part_rows += _part_rows(view, claim, parts, pool)
     return pd.DataFrame(rows), pd.DataFrame(part_rows)
 
 
-def judge_part(view: RunView, claim_id: str, part: dict[str, Any]) -> PartResult:
+def judge_part(view: RunView, claim_id: str, part: Part) -> PartResult:
     """One part of a claim measured and judged on the run's own interval, then with the
     between-run study of the run's kind of machine where one applies."""
-    study = view.study.part(claim_id, part["name"]) if view.study else None
+    study = view.study.part(claim_id, part.name) if view.study else None
     return with_study(evaluate_part(view, part), study)
 
 
-def _claim_parts(view: RunView, claim: dict[str, Any]) -> list[PartResult]:
+def _claim_parts(view: RunView, claim: Claim) -> list[PartResult]:
     """The claim's parts judged; one not run that the run could have measured says so where
     the claim needs a device the run lacks (the grid measures none of it: `partial_claims`)."""
-    parts = [judge_part(view, claim["id"], p) for p in claim["parts"]]
-    named = [{t["device"] for t in cells_named(p)} for p in claim["parts"]]
+    parts = [judge_part(view, claim.id, p) for p in claim.parts]
+    named = [p.devices for p in claim.parts]
     if not (lacks := sorted(set().union(*named) - view.devices)):
         return parts
     gone = " and ".join(f"{d} not in this run" for d in lacks)
@@ -215,7 +215,7 @@ class Pool:
 
 def _pools(
     views: list[RunView],
-    claims: list[dict[str, Any]],
+    claims: list[Claim],
     judged_parts: dict[tuple[str, str], list[PartResult]],
 ) -> dict[tuple[str, str], Pool]:
     """Per (run, claim): its pool, where the run has company on the same hardware: each part
@@ -226,18 +226,18 @@ def _pools(
         labels = [v.run_label for v in members]
         study = next((v.study for v in members if v.study), None)
         for claim in claims:
-            per_run = [judged_parts[(label, claim["id"])] for label in labels]
+            per_run = [judged_parts[(label, claim.id)] for label in labels]
             parts = [pool_part(list(runs)) for runs in zip(*per_run, strict=True)]
             results = [p.result for p in parts]
             said = "" if any(p.too_few for p in parts) else verdict(results)[0]
             pool = Pool(parts, said, labels, small_study(study, results))
             for label in labels:
-                pools[(label, claim["id"])] = pool
+                pools[(label, claim.id)] = pool
     return pools
 
 
 def _claim_row(
-    view: RunView, claim: dict[str, Any], parts: list[PartResult], pool: Pool | None
+    view: RunView, claim: Claim, parts: list[PartResult], pool: Pool | None
 ) -> dict[str, Any]:
     """One claim in one run: its verdict, its confidence, and the part it rests on as the
     headline (`metric` names it)."""
@@ -246,8 +246,8 @@ def _claim_row(
     head = headline(verdict_, parts)
     return {
         **_keys(view, claim),
-        "slug": claim["slug"],
-        "source": claim["source"],
+        "slug": claim.slug,
+        "source": claim.source,
         "verdict": verdict_,
         "confidence": confidence(verdict_, parts, unsupported),
         # the one to quote: the pooled verdict where runs are pooled, else its own
@@ -259,8 +259,7 @@ def _claim_row(
         "metric": head.name,
         "condition": head.condition,
         "why": head.why,
-        "device": "+".join(sorted(set().union(*(p.devices for p in parts))))
-        or "+".join(sorted(claim.get("devices", []))),
+        "device": "+".join(sorted(set().union(*(p.devices for p in parts)))),
         "device_model": "; ".join(sorted(set().union(*(p.models for p in parts)))),
         # the kind of machine runs are pooled by (judge.studies.Kind)
         "machine": view.kind.describe() if view.kind else "",
@@ -272,14 +271,14 @@ def _claim_row(
         "pooled_parts": " | ".join(part_line(p.result) for p in pool.parts) if pool else "",
         "warnings": "; ".join(collapse(w for p in parts for w in p.warnings)),
         "samples": "; ".join(dict.fromkeys(s for p in parts for s in p.samples)),
-        "note": "; ".join(x for x in (reason, claim.get("note", "")) if x),
-        "statement": claim["statement"],
-        "article_figures": claim["article"],
+        "note": "; ".join(x for x in (reason, claim.note) if x),
+        "statement": claim.statement,
+        "article_figures": claim.article,
     }
 
 
 def _part_rows(
-    view: RunView, claim: dict[str, Any], parts: list[PartResult], pool: Pool | None
+    view: RunView, claim: Claim, parts: list[PartResult], pool: Pool | None
 ) -> list[dict[str, Any]]:
     """Each part of one claim in one run, beside its pooled figures."""
     return [
@@ -287,7 +286,7 @@ def _part_rows(
             **_keys(view, claim),
             "part": r.name,
             "device_model": "; ".join(sorted(r.models)),
-            "kind": part.get("kind", "ratio"),
+            "kind": part.kind,
             "size": r.size,
             "article_size": r.article_size,
             "indicative": r.indicative,
@@ -304,16 +303,16 @@ def _part_rows(
             "samples": "; ".join(r.samples),
             "detail": r.detail,
         }
-        for i, (part, r) in enumerate(zip(claim["parts"], parts, strict=True))
+        for i, (part, r) in enumerate(zip(claim.parts, parts, strict=True))
     ]
 
 
-def _keys(view: RunView, claim: dict[str, Any]) -> dict[str, Any]:
+def _keys(view: RunView, claim: Claim) -> dict[str, Any]:
     return {
         "run_label": view.run_label,
         "jax_version": view.jax_version,
-        "claim_id": claim["id"],
-        "catalog": claim.get("catalog", ""),
+        "claim_id": claim.id,
+        "catalog": claim.catalog,
     }
 
 

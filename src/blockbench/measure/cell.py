@@ -26,7 +26,8 @@ from blockbench.measure.sampling import (
     empty_sample_s,
     in_turn,
 )
-from blockbench.records.spec import CellSpec, StopRule
+from blockbench.records.params import CellSpec
+from blockbench.records.spec import SINGLE_CALL_SAMPLES, StopRule
 from blockbench.workloads.declare import deferred
 from blockbench.workloads.registry import Impl, Workload, lookup
 
@@ -39,10 +40,6 @@ OOM_PATTERN = re.compile(
     r"\b(resource_exhausted|out[ _]of[ _]memory|unable to allocate|oom"
     r"|cublas_status_alloc_failed|cudnn_status_alloc_failed|cuda_error_out_of_memory)\b"
 )
-# Samples per process of a phase timed one call each (dispatch): its distribution has a
-# slow mode (a preempted Python thread) that 2-5 samples cannot show. Fewer where the calls
-# wait long for their result in between (records.spec.SINGLE_CALL_WALL_S).
-SINGLE_CALL_SAMPLES = 30
 
 
 class Unavailable(Exception):
@@ -257,7 +254,9 @@ def sample(
         samplers = [
             Sampler(
                 phase.build(),
-                warm_rule(phase.rule(spec.rule), warmed, settled, accelerator and phase.turns),
+                warm_rule(
+                    phase.rule(spec.params.rule), warmed, settled, accelerator and phase.turns
+                ),
                 phase.calibrated,
                 spec.deadline,
                 probe=probe,
@@ -278,6 +277,90 @@ def sample(
     del record["current_phase"]
 
 
+def isolated(spec: CellSpec, record: dict[str, Any], probe: Probe) -> Probe:
+    """A JAX cell's measuring thread moved to a core outside the cell's, and the probe that
+    watches that core too: a neighbour there disturbs us as well."""
+    record["isolation"] = cores.separate_measuring_thread(spec.cores, spec.spare_cores)
+    watched = set(spec.cores) | set(record["isolation"]["measuring_thread_cores"])
+    probe.close()
+    return Probe(tuple(sorted(watched)))
+
+
+def measure_phases(
+    spec: CellSpec,
+    workload: Workload,
+    impl: Impl,
+    dev: Any,
+    probe: Probe,
+    record: dict[str, Any],
+    progress: Callable[[dict[str, Any]], None],
+) -> float:
+    """The cell's inputs made, its phases sampled and its result checked, into `record`;
+    what an empty sample reads (sampling.empty_sample_s), taken once the phases are in."""
+    numpy_cell = dev is None  # a NumPy cell has no device
+    timeline = record["timeline"]
+    host_args = workload.make_inputs(spec.size, np.random.default_rng(spec.params.seed))
+    timeline["inputs"] = time.time()
+    with nullcontext() if numpy_cell else jax.default_device(dev):
+        checked: dict[str, Any] = {}
+
+        def check() -> dict[str, Any]:
+            on_host = numpy_cell or impl.host_inputs
+            args = host_args if on_host else jax.device_put(host_args, dev)
+            t0 = time.perf_counter()  # the call alone: its wall time decides warms_fully
+            out = impl.fn(*args) if numpy_cell else harness.block(harness.jitted(impl)(*args))
+            checked["out"], checked["call_s"] = out, time.perf_counter() - t0
+            return check_record(workload, impl, host_args, out, dev)
+
+        plan = phase_plan(
+            impl, dev, host_args, spec.params.phases, lambda: checked.get("out"), spec.device
+        )
+        # A plan that opens on the steady phase (steady alone) is checked first, and the
+        # check's call, the same call on the same inputs, warms that phase up (warms_fully).
+        # Any other plan opens on a phase the check's call would warm wrongly.
+        check_first = bool(plan) and plan[0].name == "steady"
+        if check_first:
+            record["check"] = check()
+        by_check = check_first and warms_fully(checked["call_s"], spec.params.rule, spec.device)
+        timeline["sampling"] = time.time()
+        sample(plan, spec, probe, impl, record, progress, by_check)
+        timeline["sampled"] = time.time()
+        empty = empty_sample_s(probe)
+        if not check_first:
+            record["check"] = check()
+        timeline["checked"] = time.time()
+        # what waking another core cost while this process ran (after its samples)
+        record["provenance"]["handoff"] = safe(core_speed.handoff_reading, sorted(probe.cores))
+        # clocks, power, temperature and peak memory at cell start are idle values: read
+        # them again once the device has worked (both kept)
+        if dev is not None:
+            record["provenance"]["device_after"] = provenance.device(dev, spec.device)
+    return empty
+
+
+def closed(
+    record: dict[str, Any], spec: CellSpec, impl: Impl, probe: Probe, empty: float | None
+) -> dict[str, Any]:
+    """The record with what every outcome keeps: its provenance (the base one where the
+    worker failed before reading it), the threads and the sampling's own costs, and the
+    warnings its phases and libraries call for."""
+    if "provenance" not in record:  # (not setdefault: its default is computed every time)
+        record["provenance"] = provenance.base()
+        if impl.style != "numpy":
+            record["provenance"]["jax"] = provenance.jax_settings()
+    record["provenance"]["threads"] = provenance.threads(spec.cores, spec.params.threads)
+    record["provenance"]["sampling"] = {
+        "timer_cost_s": TIMER_COST_S,
+        "empty_sample_s": empty,
+        "kernel_counters": probe.available,
+        "isolation": record.pop("isolation", None),
+    }
+    record["warnings"] = warnings(
+        record, spec.params.rule.min_samples, spec.device
+    ) + provenance.blas_warnings(record["provenance"], impl.blas)
+    return record
+
+
 def measure(spec: CellSpec, progress: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
     """Run every phase of the cell; `progress` receives the partial record after each phase,
     so a parent that kills us at the time budget still has what was completed."""
@@ -286,8 +369,8 @@ def measure(spec: CellSpec, progress: Callable[[dict[str, Any]], None]) -> dict[
     )  # ValueError: bad cell
     # A NumPy cell runs without JAX: no device, no compiler, no XLA thread pool.
     numpy_cell = impl.style == "numpy"
-    if spec.matmul_precision != "default" and not numpy_cell:
-        jax.config.update("jax_default_matmul_precision", spec.matmul_precision)
+    if spec.params.matmul_precision != "default" and not numpy_cell:
+        jax.config.update("jax_default_matmul_precision", spec.params.matmul_precision)
     record: dict[str, Any] = {"status": "ok", "reason": "", "phases": {}, "check": None}
     # where the process's time goes before, during and after its timed samples (wall clock)
     timeline = record["timeline"] = {"measure": time.time()}
@@ -301,50 +384,12 @@ def measure(spec: CellSpec, progress: Callable[[dict[str, Any]], None]) -> dict[
         if not numpy_cell:
             harness.warm_up(dev)
             if spec.isolate:
-                record["isolation"] = cores.separate_measuring_thread(spec.cores, spec.spare_cores)
-                watched = set(spec.cores) | set(record["isolation"]["measuring_thread_cores"])
-                probe.close()
-                probe = Probe(tuple(sorted(watched)))  # a neighbour there disturbs us too
+                probe = isolated(spec, record, probe)
         # whether the cores keep their speed: a run's readings decide which study applies
         timeline["warmed"] = time.time()
         record["provenance"]["core_speed"] = safe(core_speed.reading, sorted(probe.cores))
         timeline["core_speed"] = time.time()
-        host_args = workload.make_inputs(spec.size, np.random.default_rng(spec.seed))
-        timeline["inputs"] = time.time()
-        with nullcontext() if numpy_cell else jax.default_device(dev):
-            checked: dict[str, Any] = {}
-
-            def check() -> dict[str, Any]:
-                on_host = numpy_cell or impl.host_inputs
-                args = host_args if on_host else jax.device_put(host_args, dev)
-                t0 = time.perf_counter()  # the call alone: its wall time decides warms_fully
-                out = impl.fn(*args) if numpy_cell else harness.block(harness.jitted(impl)(*args))
-                checked["out"], checked["call_s"] = out, time.perf_counter() - t0
-                return check_record(workload, impl, host_args, out, dev)
-
-            plan = phase_plan(
-                impl, dev, host_args, spec.phases, lambda: checked.get("out"), spec.device
-            )
-            # A plan that opens on the steady phase (steady alone) is checked first, and the
-            # check's call, the same call on the same inputs, warms that phase up (warms_fully).
-            # Any other plan opens on a phase the check's call would warm wrongly.
-            check_first = bool(plan) and plan[0].name == "steady"
-            if check_first:
-                record["check"] = check()
-            by_check = check_first and warms_fully(checked["call_s"], spec.rule, spec.device)
-            timeline["sampling"] = time.time()
-            sample(plan, spec, probe, impl, record, progress, by_check)
-            timeline["sampled"] = time.time()
-            empty = empty_sample_s(probe)
-            if not check_first:
-                record["check"] = check()
-            timeline["checked"] = time.time()
-            # what waking another core cost while this process ran (after its samples)
-            record["provenance"]["handoff"] = safe(core_speed.handoff_reading, sorted(probe.cores))
-            # clocks, power, temperature and peak memory at cell start are idle values: read
-            # them again once the device has worked (both kept)
-            if dev is not None:
-                record["provenance"]["device_after"] = provenance.device(dev, spec.device)
+        empty = measure_phases(spec, workload, impl, dev, probe, record, progress)
         if not record["check"]["passed"]:
             record["status"] = "wrong_result"
             record["reason"] = wrong_result_reason(record["check"])
@@ -360,18 +405,4 @@ def measure(spec: CellSpec, progress: Callable[[dict[str, Any]], None]) -> dict[
         )
     finally:
         probe.close()
-    if "provenance" not in record:  # (not setdefault: its default is computed every time)
-        record["provenance"] = provenance.base()
-        if not numpy_cell:
-            record["provenance"]["jax"] = provenance.jax_settings()
-    record["provenance"]["threads"] = provenance.threads(spec.cores, spec.threads)
-    record["provenance"]["sampling"] = {
-        "timer_cost_s": TIMER_COST_S,
-        "empty_sample_s": empty,
-        "kernel_counters": probe.available,
-        "isolation": record.pop("isolation", None),
-    }
-    record["warnings"] = warnings(
-        record, spec.rule.min_samples, spec.device
-    ) + provenance.blas_warnings(record["provenance"], impl.blas)
-    return record
+    return closed(record, spec, impl, probe, empty)

@@ -19,7 +19,7 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from blockbench.measure.provenance import fake_gpu
+from blockbench.measure.nvidia import fake_gpu
 from blockbench.records.store import write_json_atomic
 
 # The CUDA plugins JAX publishes, by the distribution that carries them, in the order jaxlib
@@ -54,7 +54,7 @@ class Facts:
     jax_devices: list[str] = field(default_factory=list)
     jax_error: str | None = None
     jaxlib: str | None = None  # jaxlib's version: a plugin of another release is ignored
-    faked: bool = False  # the test-only fake GPU (provenance.FAKE_GPU): JAX's CPU device
+    faked: bool = False  # the test-only fake GPU (nvidia.FAKE_GPU): JAX's CPU device
 
 
 def installed_plugin() -> tuple[str, tuple[int, ...]] | None:

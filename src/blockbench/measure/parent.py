@@ -19,6 +19,7 @@ import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,13 +28,12 @@ import psutil
 from blockbench.measure import cores, gpu_ready, host_state, provenance, run_host
 from blockbench.measure.host_load import HostLoad, load_warnings
 from blockbench.records.layout import first_process, installed_jax
-from blockbench.records.params import MeasureParams
+from blockbench.records.params import CellSpec, MeasureParams
 from blockbench.records.spec import (
     DEVICES,
     EXIT_BAD_CELL,
     EXIT_WRONG_HOST,
     METHOD_VERSION,
-    CellSpec,
 )
 from blockbench.records.store import (
     SCHEMA_VERSION,
@@ -277,6 +277,91 @@ def main(argv: list[str] | None = None) -> int:
     )
 
 
+@dataclass(frozen=True)
+class Ran:
+    """How one worker process ran, as the parent saw it under the host's lock."""
+
+    planned: str  # the JAX release the cell was planned for
+    host_load: dict[str, Any]
+    host_state: dict[str, Any]  # before and after
+    started: float  # the lock taken
+    finished: float
+
+
+def run_locked(spec: CellSpec, lock_fd: int, started: float) -> tuple[dict[str, Any] | None, Ran]:
+    """The process's outcome, run (or recorded as not run) while the lock is held (None: the
+    worker rejected the cell itself), and the host's load and state around it."""
+    params = spec.params
+    env = read_json(params.jax_env) if params.jax_env else None
+    planned = env["jax_version"] if env else installed_jax()
+    load, state = HostLoad(spec.cores), host_state.read(spec.cores)
+    if params.not_run:
+        outcome = unavailable(params.not_run)
+    elif env and not env["usable"]:
+        outcome = unavailable(env["reason"])
+    else:
+        outcome = run_worker(
+            spec, params.budget_s, lock_fd, env["python"] if env else sys.executable
+        )
+    host_load = load.finish()
+    state = {"before": state, "after": host_state.read(spec.cores)}
+    return outcome, Ran(planned, host_load, state, started, time.time())
+
+
+def process_record(
+    spec: CellSpec,
+    outcome: dict[str, Any],
+    ran: Ran,
+    repeat: int,
+    out: Path,
+    run_label: str,
+    lock: Path,
+    checked: bool,
+) -> dict[str, Any]:
+    """The process's record: the worker's outcome, when it ran, the settings it ran with
+    (unset ones null) and where, and the warnings about the host it ran on."""
+    params = spec.params
+    # the job's process start (Snakemake's script, this parent's imports) and the lock's wait
+    outcome["timeline"] = {
+        "job_start": process_start(),
+        "locked": ran.started,
+        **outcome.get("timeline", {}),
+        "worker_exit": ran.finished,
+    }
+    unset = {k: v or None for k, v in params.as_dict().items() if k != "lock_dir"}
+    outcome["provenance"]["config"] = unset | {
+        "run_label": run_label,
+        "budget_s": params.budget_s,
+        "seed": params.seed,
+        "threads": params.threads,
+        "block": params.block,
+        "repeat": repeat,
+        "lock": str(lock),
+        "schema_validated": checked,
+        "loops_from": str(first_process(out)) if spec.loops else None,
+        "jax_version": ran.planned,
+    }
+    record = {
+        "schema_version": SCHEMA_VERSION,
+        "method_version": METHOD_VERSION,
+        "cell": spec.cell,
+        "repeat": repeat,
+        "warnings": [],
+        **outcome,
+        "host_load": ran.host_load,
+        "host_state": ran.host_state,
+        "started_at": ran.started,
+        "finished_at": ran.finished,
+    }
+    record["warnings"] = (
+        record["warnings"]
+        + load_warnings(ran.host_load)
+        + version_warnings(record, ran.planned)
+        + host_state.speed_warnings(ran.host_state["before"], ran.host_state["after"])
+    )
+    return record
+
+
 def measure(
     cell: Mapping[str, Any],
     repeat: int,
@@ -305,78 +390,23 @@ def measure(
             workload=cell["workload"],
             impl=cell["impl"],
             size=cell["size"],
-            seed=params.seed,
-            matmul_precision=params.matmul_precision,
-            rule=params.rule,
+            params=params,
             cores=(chosen := cores.choose(params.threads)),
             spare_cores=cores.spare(chosen),
-            threads=params.threads,
-            phases=params.phases,
             deadline=started + SAMPLING_SHARE * params.budget_s,
             isolate=isolate,
             loops=cell_loops(out, repeat),
         )
-        env = read_json(params.jax_env) if params.jax_env else None
-        planned = env["jax_version"] if env else installed_jax()
-        load, state = HostLoad(spec.cores), host_state.read(spec.cores)
-        if params.not_run:
-            outcome = unavailable(params.not_run)
-        elif env and not env["usable"]:
-            outcome = unavailable(env["reason"])
-        else:
-            outcome = run_worker(
-                spec, params.budget_s, lock_fd, env["python"] if env else sys.executable
-            )
-        host_load = load.finish()
-        state = {"before": state, "after": host_state.read(spec.cores)}
-        finished = time.time()
+        outcome, ran = run_locked(spec, lock_fd, started)
     if outcome is None:
         return EXIT_BAD_CELL
-    # the job's process start (Snakemake's script, this parent's imports) and the lock's wait
-    outcome["timeline"] = {
-        "job_start": process_start(),
-        "locked": started,
-        **outcome.get("timeline", {}),
-        "worker_exit": finished,
-    }
     # A cell's first process is checked against the schema as it is written: a record's shape
     # is its cell's code path, the same in every process, and every record is checked again
     # wherever it is read (judge.aggregate.read_record). Checking each process here cost
     # 0.11 s of a fresh process (importing jsonschema, compiling the schema) between two
     # measurements, about 4% of a default run.
     checked = repeat == 0 and can_validate()
-    # the process's settings as run (unset ones null), and where it ran them
-    unset = {k: v or None for k, v in params.as_dict().items() if k != "lock_dir"}
-    outcome["provenance"]["config"] = unset | {
-        "run_label": run_label,
-        "budget_s": params.budget_s,
-        "seed": params.seed,
-        "threads": params.threads,
-        "block": params.block,
-        "repeat": repeat,
-        "lock": str(lock),
-        "schema_validated": checked,
-        "loops_from": str(first_process(out)) if spec.loops else None,
-        "jax_version": planned,
-    }
-    record = {
-        "schema_version": SCHEMA_VERSION,
-        "method_version": METHOD_VERSION,
-        "cell": spec.cell,
-        "repeat": repeat,
-        "warnings": [],
-        **outcome,
-        "host_load": host_load,
-        "host_state": state,
-        "started_at": started,
-        "finished_at": finished,
-    }
-    record["warnings"] = (
-        record["warnings"]
-        + load_warnings(host_load)
-        + version_warnings(record, planned)
-        + host_state.speed_warnings(state["before"], state["after"])
-    )
+    record = process_record(spec, outcome, ran, repeat, out, run_label, lock, checked)
     if checked:
         validate(record)
     write_json_atomic(out, record)

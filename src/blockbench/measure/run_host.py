@@ -1,12 +1,12 @@
 """One run, one kind of host, checked before a cell measures.
 
-The first cell of a run records its host's kind (CPU model and logical CPUs) beside the run's
-measurements, and the first GPU cell its GPU's (model and driver, as nvidia-smi reports them:
-a run's first cell may be a CPU cell); every later cell compares its own and, on another kind
-(a cluster's job placed on another partition's node, a checkout moved to another machine, a
-driver updated between two sessions), stops before measuring with one line. The tables stage
-checks the finished files too (blockbench.judge.aggregate); this finds it on the first wrong
-node, not after the grid.
+The first cell of a run records its host's kind (blockbench.records.machines.Kind: CPU model
+and logical CPUs) beside the run's measurements, and the first GPU cell its GPU's (model, and
+its driver too, as nvidia-smi reports them: a run's first cell may be a CPU cell); every later
+cell compares its own and, on another kind (a cluster's job placed on another partition's
+node, a checkout moved to another machine, a driver updated between two sessions), stops
+before measuring with one line. The tables stage checks the finished files too
+(blockbench.judge.aggregate); this finds it on the first wrong node, not after the grid.
 """
 
 import json
@@ -14,6 +14,7 @@ import os
 import socket
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,8 @@ import psutil
 
 from blockbench.measure import gpu_ready, provenance
 from blockbench.measure.probe import safe
-from blockbench.records.layout import IN_RUN
+from blockbench.records.layout import Cell
+from blockbench.records.machines import Kind
 
 KIND_FILE = "host_kind.json"
 GPU_KIND_FILE = "host_kind_gpu.json"
@@ -29,10 +31,10 @@ CPU_KEYS = ("hostname", "cpu_model", "cpus")
 GPU_KEYS = ("hostname", "gpu_model", "gpu_driver")
 
 
-def run_dir_of(out: Path, cell: dict[str, Any], repeat: int) -> Path | None:
+def run_dir_of(out: Path, cell: Mapping[str, Any], repeat: int) -> Path | None:
     """The run's folder, where `out` is where the layout puts this cell's file (None for a
     file written elsewhere: a test's scratch file)."""
-    expected = IN_RUN.format(**cell, repeat=repeat).split("/")
+    expected = Cell.from_dict(cell).in_run(repeat).split("/")
     return out.parents[len(expected) - 1] if list(out.parts[-len(expected) :]) == expected else None
 
 
@@ -70,6 +72,11 @@ def recorded(path: Path, kind: dict[str, Any]) -> dict[str, Any]:
     return json.loads(path.read_text())
 
 
+def cpu_kind(host: Mapping[str, Any]) -> Kind:
+    """The kind of machine of a host as `here` reads it, by its CPU alone."""
+    return Kind(host["cpu_model"], host["cpus"])
+
+
 def gpu_words(kind: dict[str, Any]) -> str:
     if not kind.get("gpu_model"):
         return f"{kind['hostname']}: no GPU that nvidia-smi reports"
@@ -83,12 +90,12 @@ def mismatch(run_dir: Path, here: dict[str, Any]) -> str | None:
     GPU kind (its cell is `unavailable` anyway), but differs from one recorded."""
     path = run_dir / KIND_FILE
     first = recorded(path, {k: here[k] for k in CPU_KEYS})
-    if any(first.get(k) != here.get(k) for k in CPU_KEYS[1:]):
+    if cpu_kind(first) != cpu_kind(here):
         return (
-            f"this host ({here['hostname']}: {here['cpu_model']}, {here['cpus']} logical CPUs) "
-            f"is not the kind run {run_dir.name} began on ({first['hostname']}: "
-            f"{first['cpu_model']}, {first['cpus']} logical CPUs, {path}): keep a run on one "
-            "kind of node (docs/slurm.md), or measure here under another run_label"
+            f"this host ({here['hostname']}: {cpu_kind(here).describe()}) is not the kind run "
+            f"{run_dir.name} began on ({first['hostname']}: {cpu_kind(first).describe()}, "
+            f"{path}): keep a run on one kind of node (docs/slurm.md), or measure here under "
+            "another run_label"
         )
     if "gpu_model" not in here:  # a CPU cell's kind has no GPU
         return None

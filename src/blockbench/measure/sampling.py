@@ -16,7 +16,7 @@ from typing import Any
 
 from blockbench.measure.disturbance import Disturbance, Probe, between, combine
 from blockbench.measure.stats import excluded, relative_ci_halfwidth
-from blockbench.records.spec import SINGLE_CALL_WALL_S, StopRule
+from blockbench.records.spec import CALIBRATION_TRIES, SINGLE_CALL_WALL_S, StopRule
 
 clock = time.perf_counter
 
@@ -138,12 +138,6 @@ def grouped(run: PhaseRun, n: int, probe: Probe) -> tuple[list[float], Disturban
     samples = [timed(run, 1, count_faults=False)[0] for _ in range(n)]
     faults = minor_faults() - faults
     return samples, between(before, probe.read(), len(probe.cores)), faults / n
-
-
-# Tries at a loop count before calibration stops growing there: it stops only if the fastest
-# of them says so, so one sample slowed by a neighbour or by the untimed work around it cannot
-# leave a 100 us call at one loop a sample (it read about twice as slow as at 50-200 loops).
-CALIBRATION_TRIES = 3
 
 
 @dataclass

@@ -11,7 +11,8 @@ import time
 from pathlib import Path
 
 from blockbench.measure import cores
-from blockbench.records.spec import EXIT_BAD_CELL, CellSpec
+from blockbench.records.params import CellSpec
+from blockbench.records.spec import EXIT_BAD_CELL
 from blockbench.records.store import read_json, write_json_atomic
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h

@@ -20,7 +20,8 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import FormatStrFormatter, NullFormatter
 from matplotlib.transforms import blended_transform_factory
 
-from blockbench.judge.articles import Articles, Figure, Source
+from blockbench.judge.articles import Articles, Figure, Placed, Source
+from blockbench.judge.claim import Term
 from blockbench.judge.part_evaluators import growth_fit
 from blockbench.judge.pooling import pool_groups
 from blockbench.judge.run_view import Missing, RunView
@@ -32,7 +33,6 @@ from blockbench.present.article_points import (
     not_run,
     pooled_label,
     ratio_point,
-    term_of,
     time_point,
 )
 from blockbench.records.spec import PHASE_WORDS
@@ -161,12 +161,11 @@ def _legend(
 def _time_rows(source: Source, views: list[RunView], workload: str) -> list[Row]:
     rows = []
     for fig in source.figures.values():
-        if fig.cell is None or fig.unit != "s" or fig.cell["workload"] != workload:
+        if fig.cell is None or fig.unit != "s" or fig.cell.term.workload != workload:
             continue
-        phase = fig.cell.get("phase", "steady")
-        label = (
-            f"{IMPL_WORDS.get(fig.cell['impl'], fig.cell['impl'])} · {fig.cell['device'].upper()}"
-        )
+        term = fig.cell.term
+        phase = term.phase
+        label = f"{IMPL_WORDS.get(term.impl, term.impl)} · {term.device.upper()}"
         if phase != "steady" or workload == "dot_xx":
             label += f" · {PHASE_WORDS.get(phase, phase)}"
         points = {v.run_label: time_point(v, fig.cell) for v in views}
@@ -249,7 +248,8 @@ def _b_article(source: Source, test: tuple[str, str]) -> tuple[float | None, str
     ref = B_TESTS["A"]
 
     def pair(f: Figure) -> tuple[tuple, tuple]:
-        return (f.num["device"], f.num["impl"]), (f.den["device"], f.den["impl"])
+        assert f.num is not None and f.den is not None
+        return (f.num.term.device, f.num.term.impl), (f.den.term.device, f.den.term.impl)
 
     for fig in source.figures.values():
         if fig.num is None:
@@ -265,14 +265,14 @@ def _b_article(source: Source, test: tuple[str, str]) -> tuple[float | None, str
 
 def article_b(articles: Articles, views: list[RunView]) -> plt.Figure:
     source = articles.sources["B"]
-    size = next(f.num["size"] for f in source.figures.values() if f.num)
-    ref = {"device": "cpu", "workload": "matmul", "impl": "numpy", "size": size}
+    size = next(f.num.size for f in source.figures.values() if f.num)
+    ref = Placed(Term("cpu", "matmul", "numpy"), size)
     rows = []
     for letter, (device, impl) in B_TESTS.items():
         if letter == "A":
             continue
         value, says = _b_article(source, (device, impl))
-        cell = {"device": device, "workload": "matmul", "impl": impl, "size": size}
+        cell = Placed(Term(device, "matmul", impl), size)
         points = {v.run_label: ratio_point(v, cell, ref) for v in views}
         rows.append(Row(f"{letter}: {B_WORDS[impl]} · {device.upper()}", value, says, points))
     panel = Panel(
@@ -313,7 +313,8 @@ def _compile_growth(
 ) -> list[tuple[Line2D, str]]:
     """jit(loop)'s compile time against its scalar updates, each run fitted as a power law;
     the article printed words only, drawn as a slope-2 guide through the data."""
-    term = term_of(exponent.of)
+    assert exponent.of is not None  # the figure's `of`, which its catalog names
+    term = exponent.of.term
     anchors, fits = [], []
     for i, view in enumerate(views):
         color = colors[view.run_label]

@@ -7,10 +7,11 @@ and drawn by blockbench.present.article_figures, which computes nothing itself.
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import pandas as pd
 
+from blockbench.judge.articles import Placed
+from blockbench.judge.claim import Term
 from blockbench.judge.pooling import pool_groups, pool_values
 from blockbench.judge.run_view import Missing, RunView, choose_size, ratio_at
 from blockbench.judge.uncertainty import Spread
@@ -41,23 +42,17 @@ class Row:
     points: dict[str, Point]  # run label -> its point
 
 
-def term_of(cell: dict[str, Any]) -> dict[str, Any]:
-    return {k: cell[k] for k in ("device", "workload", "impl")} | {
-        "phase": cell.get("phase", "steady")
-    }
-
-
-def not_run(view: RunView, term: dict[str, Any]) -> str:
+def not_run(view: RunView, term: Term) -> str:
     """The short reason a figure shows for a case this run lacks."""
-    device = term["device"].upper()
-    if term["device"] not in view.devices:
+    device = term.device.upper()
+    if term.device not in view.devices:
         return f"not run: no {device} in this run"
-    on_device = view.df[view.df["device"] == term["device"]]
+    on_device = view.df[view.df["device"] == term.device]
     if not (on_device["status"] == "ok").any() and (on_device["status"] == "unavailable").any():
         return f"not run: no {device}"
     bad = on_device[
-        (on_device["workload"] == term["workload"])
-        & (on_device["impl"] == term["impl"])
+        (on_device["workload"] == term.workload)
+        & (on_device["impl"] == term.impl)
         & (on_device["status"] != "ok")
     ]
     return f"not run: {bad['status'].iloc[0]}" if not bad.empty else "not run: not in the grid"
@@ -67,27 +62,26 @@ def _at(size: int, article_size: int) -> str:
     return "" if size == article_size else f"at {size:,} (article {article_size:,})"
 
 
-def time_point(view: RunView, cell: dict[str, Any]) -> Point:
+def time_point(view: RunView, cell: Placed) -> Point:
     """A cell's time at the article's size, else at the largest size measured."""
-    term = term_of(cell)
     try:
-        size = choose_size(view, [term], cell["size"])
+        size = choose_size(view, [cell.term], cell.size)
     except Missing:
-        return Point(note=not_run(view, term))
-    log, processes = view.time_of([term], size)
-    return point(log, processes, _at(size, cell["size"]))
+        return Point(note=not_run(view, cell.term))
+    log, processes = view.time_of([cell.term], size)
+    return point(log, processes, _at(size, cell.size))
 
 
-def ratio_point(view: RunView, num: dict[str, Any], den: dict[str, Any]) -> Point:
+def ratio_point(view: RunView, num: Placed, den: Placed) -> Point:
     """num / den at the article's size (else the largest both measured), with its CI."""
-    terms = [term_of(num), term_of(den)]
+    terms = [num.term, den.term]
     try:
-        size = choose_size(view, terms, num["size"])
-        got = ratio_at(view, {"num": terms[0], "den": terms[1]}, size)
+        size = choose_size(view, terms, num.size)
+        got = ratio_at(view, terms[:1], terms[1:], size)
     except Missing:
         missing = [t for t in terms if not view.sizes_ok(t)] or terms
         return Point(note=not_run(view, missing[-1]))
-    return point(got.log, got.processes, _at(size, num["size"]))
+    return point(got.log, got.processes, _at(size, num.size))
 
 
 def pooled_point(points: list[Point]) -> Point:

@@ -22,7 +22,7 @@ import pandas as pd
 
 from blockbench.judge.part_result import PartResult
 from blockbench.judge.verdicts import headline, value_ci
-from blockbench.present.claims_report import what_ran, without_marks
+from blockbench.present.verdict_tables import what_ran, without_marks
 from blockbench.records.layout import raw_files
 from blockbench.records.methods import last_commit_of
 from blockbench.records.spec import METHOD_VERSION

@@ -31,8 +31,7 @@ from typing import Any
 import pandas as pd
 from scipy import special
 
-from blockbench.judge.claim_rules import decide
-from blockbench.judge.pooling import pool_values
+from blockbench.judge.pooling import judged, pool_values
 from blockbench.judge.uncertainty import Spread, on_scale, t_quantile
 from blockbench.judge.verdicts import value_ci
 
@@ -65,8 +64,11 @@ def pooled(rows: list[pd.Series]) -> tuple[str, str, str]:
     got = pool_values(runs, rows[0]["scale"])
     if got is None or got.low is None:
         return "-" if got is None else got.how, "-", "-"
-    outcome = decide(rows[0]["condition"], got.low, got.high)
-    return value_ci(got.estimate, got.low, got.high), f"{got.i2:.0%}", outcome
+    return (
+        value_ci(got.estimate, got.low, got.high),
+        f"{got.i2:.0%}",
+        judged(got, rows[0]["condition"]),
+    )
 
 
 def comparison(table: pd.DataFrame) -> list[str]:

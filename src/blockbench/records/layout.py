@@ -1,20 +1,69 @@
-"""Where a run's results live: its label (one per JAX release) and each cell process's file.
+"""Where a run's results live: its label (one per JAX release), each cell's key and each
+cell process's file.
 
 Written once here and read by the workflow's rules, the grid, the tables stage and the GPU
-kit, so that the layout of results/raw cannot drift between the writer and its readers.
+kit, so that the layout of results/raw cannot drift between the writer and its readers. A
+cell's key is its folder: `Cell` names a cell for every layer, from a measurement's record to
+a round decision's JSON and the tables' columns.
 """
 
 import importlib.metadata
 import re
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 # A run of another JAX release than the installed one: `<label>+jax-<version>`.
 SEPARATOR = "+jax-"
+
+
+@dataclass(frozen=True, order=True)
+class Cell:
+    """One cell of the grid: what one measurement measures, whichever process measures it."""
+
+    device: str
+    workload: str
+    impl: str
+    size: int
+
+    @property
+    def key(self) -> str:
+        """device/workload/impl/size: the cell in a round decision (blockbench.judge.stopping)
+        and its folder in a run."""
+        return KEY.format(**asdict(self))
+
+    @classmethod
+    def from_key(cls, key: str) -> "Cell":
+        device, workload, impl, size = key.split("/")
+        return cls(device, workload, impl, int(size))
+
+    @classmethod
+    def from_dict(cls, named: Mapping[str, Any]) -> "Cell":
+        """The cell a record, a job or the workflow's wildcards name (a wildcard's size is text)."""
+        return cls(named["device"], named["workload"], named["impl"], int(named["size"]))
+
+    def in_run(self, repeat: int) -> str:
+        """The file of worker process `repeat` of this cell, within its run's folder."""
+        return IN_RUN.format(repeat=repeat, **asdict(self))
+
+    def path(self, run_label: str, repeat: int = 0) -> str:
+        """Where worker process `repeat` of this cell writes its JSON."""
+        return RAW.format(run_label=run_label, repeat=repeat, **asdict(self))
+
+
+FIELDS = tuple(f.name for f in fields(Cell))
+# A cell's key as a pattern, one wildcard a field: {device}/{workload}/{impl}/{size}.
+KEY = "/".join(f"{{{name}}}" for name in FIELDS)
 # The file of worker process `repeat` of one cell, within its run's folder and in the
-# results (the measure rule's output); `raw_files` globs the same pattern.
-IN_RUN = "{device}/{workload}/{impl}/{size}/{repeat}.json"
+# results (the measure rule's output, whose wildcards these are); `raw_files` globs it.
+IN_RUN = KEY + "/{repeat}.json"
 RAW = "results/raw/{run_label}/" + IN_RUN
+# The columns that key a cell of a run, and one process of it, in the tables
+# (blockbench.judge.aggregate).
+CELL = ["run_label", *FIELDS]
+PROCESS = [*CELL, "repeat"]
 
 
 def first_process(path: str | Path) -> Path:

@@ -1,6 +1,7 @@
 """One record of how one worker process of a cell is measured: what the run plan decides
 (blockbench.run.run_plan), the workflow's measure rule and the GPU kit pass on, the parent's
-command line carries (blockbench.measure.parent) and every measurement keeps.
+command line carries (blockbench.measure.parent) and every measurement keeps; and what the
+parent tells the worker, those settings with the cell and where it runs (`CellSpec`).
 
 A new setting is one field here: its flag, its parsing and its place in the record follow.
 """
@@ -12,7 +13,8 @@ from typing import Any
 
 from blockbench.records.spec import PHASES, StopRule
 
-# What `jax_default_matmul_precision` accepts (the worker sets it before any JAX call).
+# What `jax_default_matmul_precision` accepts (the worker sets it before any JAX call): the
+# config schema's `matmul_precision` takes these (tests/test_config_loading.py).
 PRECISIONS = ("default", "high", "highest", "bfloat16", "tensorfloat32", "float32")
 
 
@@ -152,5 +154,53 @@ class MeasureParams:
                 **d,
                 "rule": StopRule(**d.get("rule", {})),
                 "phases": tuple(phases) if phases else None,
+            }
+        )
+
+
+@dataclass(frozen=True)
+class CellSpec:
+    """What the parent tells the worker: the cell, the process's settings, and where and
+    until when it runs (the parent decides these as it starts the worker)."""
+
+    device: str
+    workload: str
+    impl: str
+    size: int
+    params: MeasureParams = field(default_factory=MeasureParams)
+    # The CPUs the worker pins itself to; NumPy's BLAS and XLA's pool get one thread each.
+    cores: tuple[int, ...] = ()
+    # Wall-clock time (time.time()) by which sampling stops, so that the cell ends inside its
+    # budget with what it has, instead of being killed (None: no deadline).
+    deadline: float | None = None
+    # JAX cells: the measuring thread on a core outside the cell's, where there is one
+    # (cores.separate_measuring_thread)
+    isolate: bool = True
+    # cores the job may use beyond the cell's (where the measuring thread can go)
+    spare_cores: tuple[int, ...] = ()
+    # loops a sample of each calibrated phase, the cell's count chosen by its first process
+    # (blockbench.measure.parent.cell_loops); a phase not named here calibrates its own
+    loops: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def cell(self) -> dict[str, Any]:
+        return {
+            "device": self.device,
+            "workload": self.workload,
+            "impl": self.impl,
+            "size": self.size,
+        }
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "params": self.params.as_dict()}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "CellSpec":
+        return cls(
+            **{
+                **d,
+                "params": MeasureParams.from_dict(d.get("params", {})),
+                "cores": tuple(d.get("cores", ())),
+                "spare_cores": tuple(d.get("spare_cores", ())),
             }
         )

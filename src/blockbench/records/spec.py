@@ -1,7 +1,7 @@
-"""What the parent tells the worker: the cell and how to sample it (no JAX import here)."""
+"""The method's constants (its version, phases, exit codes) and how a phase is sampled
+(no JAX import here)."""
 
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 DEVICES = ("cpu", "gpu", "tpu")
 # The level of every interval blockbench computes, records (`ci95_s`) and reports.
@@ -60,9 +60,19 @@ EXIT_BAD_CELL = 64  # EX_USAGE: the request itself is wrong, nothing was measure
 EXIT_WRONG_HOST = 69  # EX_UNAVAILABLE: not the run's kind of host, nothing was measured
 
 
-# Wall time per process within which a single-call phase takes its raised floor of samples
-# (blockbench.measure.sampling); the run plan's time model reads it too.
+# The sampling rule's constants, here rather than in blockbench.measure.sampling so that the
+# GPU kit's time model (blockbench.run.kit_estimate) reads them where no NumPy is installed
+# (the workflow's parse in an environment of Snakemake alone).
+# Samples per process of a phase timed one call each (dispatch): its distribution has a
+# slow mode (a preempted Python thread) that 2-5 samples cannot show...
+SINGLE_CALL_SAMPLES = 30
+# ...fewer where the calls wait long for their result in between: those that fit in this
+# much wall time per process.
 SINGLE_CALL_WALL_S = 0.5
+# Tries at a loop count before calibration stops growing there: it stops only if the fastest
+# of them says so, so one sample slowed by a neighbour or by the untimed work around it cannot
+# leave a 100 us call at one loop a sample (it read about twice as slow as at 50-200 loops).
+CALIBRATION_TRIES = 3
 
 
 @dataclass(frozen=True)
@@ -73,12 +83,16 @@ class StopRule:
     samples, not the one a fixed cap would allow, so the cap scales with the call's duration.
     Only the cell's time budget (a deadline) or one clean sample of `long_sample_s` or more
     stops a phase below the floor, and the phase's `stop` says which.
+
+    Its defaults are the config's `sampling` defaults, a cell's (one process measuring a
+    cell alone samples as the cell would): the config schema and config/config.yaml state
+    the same values, which tests/test_config_loading.py keeps equal to these.
     """
 
     target_rel_ci: float = 0.01  # stop once the 95% CI of the median is within +-1%
     min_samples: int = 5
-    min_time_s: float = 0.1
-    max_time_s: float = 2.0  # per-phase cap once min_samples are in, converged or not
+    min_time_s: float = 0.05
+    max_time_s: float = 0.1  # per-phase cap once min_samples are in, converged or not
     max_samples: int = 2000
     sample_time_s: float = 0.005  # calibrate loops so one sample lasts at least this
     warmup: int = 1
@@ -124,55 +138,3 @@ def per_process(cell: dict[str, float], repeats: int) -> dict[str, float]:
 # 2000 to 67 ms, and its block to the round cap (docs/studies.md, method version 8); the
 # median of 3 leaves one out.
 PROCESS_FLOOR = 3
-
-
-@dataclass(frozen=True)
-class CellSpec:
-    device: str
-    workload: str
-    impl: str
-    size: int
-    seed: int = 0
-    matmul_precision: str = "default"
-    rule: StopRule = field(default_factory=StopRule)
-    # The CPUs the worker pins itself to; NumPy's BLAS and XLA's pool get one thread each.
-    cores: tuple[int, ...] = ()
-    threads: int | None = None  # the `threads` the user asked for (None: every allowed core)
-    # Phases to measure (None: every phase that applies to the implementation).
-    phases: tuple[str, ...] | None = None
-    # Wall-clock time (time.time()) by which sampling stops, so that the cell ends inside its
-    # budget with what it has, instead of being killed (None: no deadline).
-    deadline: float | None = None
-    # JAX cells: the measuring thread on a core outside the cell's, where there is one
-    # (cores.separate_measuring_thread)
-    isolate: bool = True
-    # cores the job may use beyond the cell's (where the measuring thread can go)
-    spare_cores: tuple[int, ...] = ()
-    # loops a sample of each calibrated phase, the cell's count chosen by its first process
-    # (blockbench.measure.parent.cell_loops); a phase not named here calibrates its own
-    loops: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def cell(self) -> dict[str, Any]:
-        return {
-            "device": self.device,
-            "workload": self.workload,
-            "impl": self.impl,
-            "size": self.size,
-        }
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "CellSpec":
-        phases = d.get("phases")
-        return cls(
-            **{
-                **d,
-                "rule": StopRule(**d.get("rule", {})),
-                "cores": tuple(d.get("cores", ())),
-                "spare_cores": tuple(d.get("spare_cores", ())),
-                "phases": tuple(phases) if phases is not None else None,
-            }
-        )

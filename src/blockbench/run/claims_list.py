@@ -11,9 +11,9 @@ import argparse
 import statistics
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from blockbench.judge import claim_rules
+from blockbench.judge.claim import Claim
 from blockbench.measure import provenance
 from blockbench.present.front_page import kinds
 from blockbench.records.layout import raw_files
@@ -43,26 +43,26 @@ def walls(roots: Iterable[Path], cpu_model: str | None = None) -> Walls:
     return out
 
 
-def cells_read(plan: RunPlan, claim: dict[str, Any]) -> set[Cell]:
+def cells_read(plan: RunPlan, claim: Claim) -> set[Cell]:
     """The plan's cells a claim's parts read: a part at one size reads its cells there, or at
     the largest size the plan holds all of them (as the judge chooses); a trend or growth
     reads every size the plan holds all of them at."""
     out: set[Cell] = set()
-    for part in claim["parts"]:
-        named = {(t["device"], t["workload"], t["impl"]) for t in claim_rules.cells_named(part)}
+    for part in claim.parts:
+        named = {t.cell for t in part.terms}
         sizes = [{c.size for c in plan.cells if (c.device, c.workload, c.impl) == n} for n in named]
         common = set.intersection(*sizes) if sizes else set()
-        if part.get("kind") not in ("trend", "growth") and common:
-            common = {part["size"]} if part.get("size") in common else {max(common)}
+        if not part.fitted and common:
+            common = {part.size} if part.size in common else {max(common)}
         out |= {Cell(*n, s) for n in named for s in common}
     return out
 
 
-def line(claim: dict[str, Any], plan: RunPlan, here: Walls, reference: Walls) -> str:
+def line(claim: Claim, plan: RunPlan, here: Walls, reference: Walls) -> str:
     """One claim: devices, cells, and the first stage's seconds with where they come from."""
-    named = {t["device"] for p in claim["parts"] for t in claim_rules.cells_named(p)}
+    named = claim.devices
     absent = sorted(named - set(plan.config["devices"]))
-    head = f"{claim['id']} {claim['slug']}: devices {', '.join(sorted(named))}"
+    head = f"{claim.id} {claim.slug}: devices {', '.join(sorted(named))}"
     head += f" ({', '.join(absent)} not in this config)" if absent else ""
     cells = sorted(cells_read(plan, claim))
     if not cells:

@@ -15,12 +15,13 @@ checks what a schema cannot know, against the registry, and names the key and th
 import hashlib
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from blockbench.errors import InputError
-from blockbench.judge.claim_rules import Precision, cells_named, part_sizes
-from blockbench.records.layout import RAW, raw_files, run_dir
+from blockbench.judge.claim import Claim
+from blockbench.judge.claim_rules import Precision
+from blockbench.records.layout import Cell, raw_files, run_dir
 from blockbench.records.spec import PHASES, per_process
 from blockbench.run import versions
 from blockbench.workloads.registry import STYLE_PHASES, WORKLOADS, impls_of
@@ -31,23 +32,6 @@ Phases = tuple[str, ...] | None  # None: every phase that applies
 
 class ConfigError(InputError):
     """A configuration value that cannot be run; the message names the key and the value."""
-
-
-@dataclass(frozen=True, order=True)
-class Cell:
-    device: str
-    workload: str
-    impl: str
-    size: int
-
-    @property
-    def key(self) -> str:
-        """device/workload/impl/size: the cell in a round decision (blockbench.judge.stopping)."""
-        return f"{self.device}/{self.workload}/{self.impl}/{self.size}"
-
-    def path(self, run_label: str, repeat: int = 0) -> str:
-        """Where worker process `repeat` of this cell writes its JSON."""
-        return RAW.format(run_label=run_label, repeat=repeat, **asdict(self))
 
 
 def _check_size(where: str, workload: str, size: int) -> None:
@@ -148,12 +132,12 @@ def _block_cells(config: dict[str, Any]) -> Iterator[tuple[int, dict[str, Any], 
                     yield i, spec, Cell(device, name, impl, size)
 
 
-Claims = Sequence[dict[str, Any]]
+Claims = Sequence[Claim]
 
 
-def _claimed(config: dict[str, Any], claims: Claims) -> Iterator[tuple[dict[str, Any], Cell, str]]:
+def _claimed(config: dict[str, Any], claims: Claims) -> Iterator[tuple[Claim, Cell, str]]:
     """Every (claim, cell, phase) the run's claim parts read, at the sizes `claim_sizes`
-    says (blockbench.judge.claim_rules.part_sizes). A part is measured only where the run
+    says (blockbench.judge.claim.Part.sizes_for). A part is measured only where the run
     has every device it names, and, with `claim_devices`, only where it names one of them
     (a GPU grid measures its GPU parts alone). A claim with a part on a device the run
     lacks is not_run whatever its other parts show, so they are measured only with
@@ -163,21 +147,18 @@ def _claimed(config: dict[str, Any], claims: Claims) -> Iterator[tuple[dict[str,
         return
     devices, only = set(config["devices"]), set(config.get("claim_devices") or [])
     for claim in claims:
-        named = {t["device"] for part in claim["parts"] for t in cells_named(part)}
-        if not (named <= devices or config.get("partial_claims")):
+        if not (claim.devices <= devices or config.get("partial_claims")):
             continue
-        for part in claim["parts"]:
-            terms = cells_named(part)
-            used = {t["device"] for t in terms}
+        for part in claim.parts:
+            used = part.devices
             if not used <= devices or (only and not used & only):
                 continue
-            for size in part_sizes(part, mode):
-                for t in terms:
-                    cell = Cell(t["device"], t["workload"], t["impl"], size)
-                    yield claim, cell, t.get("phase", "steady")
+            for size in part.sizes_for(mode):
+                for t in part.terms:
+                    yield claim, Cell(*t.at(size)), t.phase
 
 
-def _selects(entry: dict[str, Any], cell: Cell) -> bool:
+def _selects(entry: Mapping[str, Any], cell: Cell) -> bool:
     """Whether a claim's settings entry is about `cell` (an absent selector: every one)."""
     return (
         cell.device in entry.get("devices", [cell.device])
@@ -190,7 +171,9 @@ def _selects(entry: dict[str, Any], cell: Cell) -> bool:
 Asked = dict[str, tuple[Any, str]]  # "phases", "repeats", "sampling.<key>" -> (value, who)
 
 
-def _ask(config: dict[str, Any], asked: Asked, cell: Cell, entry: dict[str, Any], who: str) -> None:
+def _ask(
+    config: dict[str, Any], asked: Asked, cell: Cell, entry: Mapping[str, Any], who: str
+) -> None:
     """Record what `who` says of `cell`; a different value said before is refused, naming
     both, since one cell is measured one way."""
     said: dict[str, Any] = {}
@@ -237,8 +220,8 @@ def _resolve(config: dict[str, Any], claims: Claims) -> dict[Cell, tuple[Phases,
     asked: dict[Cell, Asked] = {}
     for claim, cell, phase in _claimed(config, claims):
         read.setdefault(cell, set()).add(phase)
-        who = f"claim {claim['id']} ({claim.get('file', 'claims')})"
-        for entry in claim.get("settings", []):
+        who = f"claim {claim.id} ({claim.file or 'claims'})"
+        for entry in claim.settings:
             if _selects(entry, cell):
                 _ask(config, asked.setdefault(cell, {}), cell, entry, who)
     for i, spec, cell in _block_cells(config):

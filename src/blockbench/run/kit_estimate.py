@@ -14,9 +14,13 @@ from copy import deepcopy
 from dataclasses import asdict
 from typing import Any
 
-from blockbench.judge.claim_rules import side_terms
 from blockbench.records.params import MeasureParams
-from blockbench.records.spec import SINGLE_CALL_WALL_S, StopRule
+from blockbench.records.spec import (
+    CALIBRATION_TRIES,
+    SINGLE_CALL_SAMPLES,
+    SINGLE_CALL_WALL_S,
+    StopRule,
+)
 from blockbench.run import progress, run_order
 from blockbench.run.grid import ACCELERATORS, Cell
 from blockbench.run.run_plan import Job, RunPlan
@@ -71,11 +75,13 @@ def phase_s(model: Mapping[str, Any], cell: Cell, phase: str, rule: StopRule) ->
     # on a GPU each repeated-call phase warms its clocks up for `accelerator_warmup_s`
     warm_s = rule.accelerator_warmup_s if _device(cell) == "gpu" else rule.warmup_s
     warm = max(rule.warmup * call, warm_s + call) if rule.warmup else 0.0
-    if phase == "dispatch":
-        return warm + max(min(30 * call, SINGLE_CALL_WALL_S), rule.min_samples * call)
+    if phase == "dispatch":  # one call a sample, the single-call floor (sampling.Sampler)
+        floor = min(SINGLE_CALL_SAMPLES * call, SINGLE_CALL_WALL_S)
+        return warm + max(floor, rule.min_samples * call)
     if call >= rule.long_sample_s:  # one clean sample stands for the process
         return warm + call
-    return warm + 3 * sample + max(rule.min_samples * sample, rule.max_time_s)
+    # calibration: up to CALIBRATION_TRIES tries at the chosen loops, each a sample long
+    return warm + CALIBRATION_TRIES * sample + max(rule.min_samples * sample, rule.max_time_s)
 
 
 def process_s(model: Mapping[str, Any], cell: Cell, params: MeasureParams) -> float:
@@ -179,13 +185,7 @@ def least_needed(plan: RunPlan) -> list[str]:
     then those only trends and growths read, each in name order. A block holding a cell that
     a part judged at one size reads there (run_order.deciding) is never among them."""
     deciding = {c.key for c in run_order.deciding(plan.cells, plan.claims)}
-    read = {
-        (t["device"], t["workload"], t["impl"])
-        for claim in plan.claims
-        for part in claim["parts"]
-        for side in ("num", "den")
-        for t in side_terms(part.get(side, []))
-    }
+    read = {t.cell for claim in plan.claims for part in claim.parts for t in (*part.num, *part.den)}
     kinds = {c.key: (c.device, c.workload, c.impl) for c in plan.cells}
     free = [n for n, u in plan.units.items() if not deciding.intersection(u["cells"])]
     return sorted(free, key=lambda n: (any(kinds[k] in read for k in plan.units[n]["cells"]), n))

@@ -30,12 +30,12 @@ import argparse
 import math
 import sys
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
 from blockbench.errors import InputError
 from blockbench.judge import aggregate, verdicts
+from blockbench.judge.claim import Claim
 from blockbench.judge.claim_rules import read_claims
 from blockbench.judge.studies import HOST, KIND, MIN_PROCESS_VALUES, Study, host_of, study_path
 from blockbench.judge.study_making import (
@@ -61,7 +61,7 @@ def read_runs(entries: list[str]) -> pd.DataFrame:
     return aggregate.processes((f for d, _ in dirs for f in raw_files(d)), labels)
 
 
-def out_of_sample(found: Study, later: list[str], claims: list[dict[str, Any]]) -> str:
+def out_of_sample(found: Study, later: list[str], claims: list[Claim]) -> str:
     """How runs made after the study's span, on its host (or kind), held its mean."""
     after = read_runs(later)
     hosts = {host_of(g) for _, g in after.groupby("run_label")}

@@ -14,9 +14,11 @@ default run's measuring.
 import json
 import sys
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 from blockbench.measure.parent import measure
+from blockbench.records.layout import Cell
 from blockbench.records.params import MeasureParams
 from blockbench.records.store import read_json
 from blockbench.run import job_log, progress
@@ -25,13 +27,15 @@ from blockbench.run import job_log, progress
 def main(argv: list[str] | None = None) -> int:
     job_json, out_path, log = sys.argv[1:] if argv is None else argv
     job, out = json.loads(job_json), Path(out_path)
-    cell, repeat = job["cell"], int(job["repeat"])
+    cell, repeat = Cell.from_dict(job["cell"]), int(job["repeat"])
     with job_log.logged(log):
-        code = measure(cell, repeat, out, job["run_label"], MeasureParams.from_dict(job["params"]))
+        code = measure(
+            asdict(cell), repeat, out, job["run_label"], MeasureParams.from_dict(job["params"])
+        )
         if out.exists():
             record = read_json(out)
             wall = time.time() - record["timeline"]["job_start"]
-            what = "{device}/{workload}/{impl}/{size}".format(**cell) + f" process {repeat}"
+            what = f"{cell.key} process {repeat}"
             said = progress.line(what, record["status"], wall, job["progress"])
             print(said)
             print(said, file=sys.__stdout__, flush=True)

@@ -20,38 +20,36 @@ import random
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from blockbench.judge.claim_rules import side_terms
-from blockbench.run.grid import Cell
+from blockbench.judge.claim import Claim
+from blockbench.records.layout import Cell
 
 
-def linked(claims: Iterable[dict[str, Any]]) -> list[set[tuple[str, str, str]]]:
+def linked(claims: Iterable[Claim]) -> list[set[tuple[str, str, str]]]:
     """For every part that compares cells (num and den, or a trend's), the set of
     (device, workload, impl) it compares."""
     out = []
     for claim in claims:
-        for part in claim["parts"]:
-            both = side_terms(part.get("num", [])) + side_terms(part.get("den", []))
-            kinds = {(t["device"], t["workload"], t["impl"]) for t in both}
+        for part in claim.parts:
+            kinds = {t.cell for t in (*part.num, *part.den)}
             if len(kinds) > 1:
                 out.append(kinds)
     return out
 
 
-def deciding(cells: Iterable[Cell], claims: Iterable[dict[str, Any]]) -> set[Cell]:
+def deciding(cells: Iterable[Cell], claims: Iterable[Claim]) -> set[Cell]:
     """The cells a part judged at one size reads at that size (B1's two products at 10000);
     a trend's or growth's cells, read over a sweep, are not among them."""
     read = {
-        (t["device"], t["workload"], t["impl"], part["size"])
+        t.at(part.size)
         for claim in claims
-        for part in claim["parts"]
-        if "size" in part
-        for side in ("num", "den")
-        for t in side_terms(part.get(side, []))
+        for part in claim.parts
+        if part.size is not None
+        for t in (*part.num, *part.den)
     }
     return {c for c in cells if (c.device, c.workload, c.impl, c.size) in read}
 
 
-def blocks(cells: Iterable[Cell], claims: Iterable[dict[str, Any]]) -> dict[Cell, str]:
+def blocks(cells: Iterable[Cell], claims: Iterable[Claim]) -> dict[Cell, str]:
     """Each cell that a claim compares with another cell of the same size, mapped to its
     block's name; cells linked through a shared cell (D1: loop / convolve, convolve / scan)
     join one block."""
@@ -89,7 +87,7 @@ def blocks(cells: Iterable[Cell], claims: Iterable[dict[str, Any]]) -> dict[Cell
 
 
 def units(
-    cells: Iterable[Cell], claims: Iterable[dict[str, Any]], repeats: Mapping[Cell, int], most: int
+    cells: Iterable[Cell], claims: Iterable[Claim], repeats: Mapping[Cell, int], most: int
 ) -> dict[str, dict[str, Any]]:
     """What rounds are added to after the first stage (blockbench.judge.stopping): each block,
     and each lone cell, with its cells (Cell.key), its first stage (the most `repeats` of its
@@ -109,7 +107,7 @@ def units(
 
 def order(
     cells: Iterable[Cell],
-    claims: Iterable[dict[str, Any]],
+    claims: Iterable[Claim],
     repeats: Mapping[Cell, int],
     seed: int,
     deciding_first: bool = False,

@@ -11,10 +11,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from blockbench.judge.claim import Claim
+from blockbench.records.layout import Cell
 from blockbench.records.params import MeasureParams
 from blockbench.records.spec import StopRule
 from blockbench.run import grid, run_order
-from blockbench.run.grid import Cell, Phases
+from blockbench.run.grid import Phases
 
 
 @dataclass(frozen=True, order=True)
@@ -34,15 +36,14 @@ class RunPlan:
     sampling split over its first rounds, the design a between-run study is of, and the
     randomized interleaved order (run_order.order) with its chains."""
 
-    def __init__(self, config: Mapping[str, Any], claims: list[dict[str, Any]]) -> None:
+    def __init__(self, config: Mapping[str, Any], claims: list[Claim]) -> None:
         self.config, self.claims = config, claims
         self.phases: dict[Cell, Phases] = grid.plan(dict(config), claims)
         asked = grid.settings(dict(config), claims)
         self.units = run_order.units(
             self.phases, claims, {c: s.repeats for c, s in asked.items()}, config["max_rounds"]
         )
-        by_key = {cell.key: cell for cell in self.phases}
-        unit_of = {by_key[k]: name for name, u in self.units.items() for k in u["cells"]}
+        unit_of = {Cell.from_key(k): name for name, u in self.units.items() for k in u["cells"]}
         self.first = {cell: self.units[name]["first"] for cell, name in unit_of.items()}
         self.most = {cell: self.units[name]["most"] for cell, name in unit_of.items()}
         # a block's sampling settings are per cell; its time is split over its first rounds
@@ -53,15 +54,11 @@ class RunPlan:
             self.phases, claims, self.most, config["seed"], config["deciding_first"]
         )
         self.chains = run_order.chains(self.order)
-        self._by_key, self._unit_of = by_key, unit_of
+        self._unit_of = unit_of
 
     @property
     def cells(self) -> list[Cell]:
         return list(self.phases)
-
-    def cell(self, key: str) -> Cell:
-        """The cell of a round decision's key (device/workload/impl/size)."""
-        return self._by_key[key]
 
     def unit(self, cell: Cell) -> str:
         """The name of the block (or lone cell) rounds are added to with `cell`."""

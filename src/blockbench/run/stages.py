@@ -7,12 +7,12 @@ from typing import Any
 import pandas as pd
 
 from blockbench.judge import stopping, verdicts
-from blockbench.judge.aggregate import CELL, PROCESS, cells, processes
+from blockbench.judge.aggregate import cells, processes
 from blockbench.judge.claim_rules import ClaimsFiles, Precision, read_claims
 from blockbench.judge.run_view import RunView, speedups
 from blockbench.judge.studies import read_studies
 from blockbench.present import claims_report, run_comparison, stops
-from blockbench.records.layout import KIT_MANIFEST
+from blockbench.records.layout import CELL, FIELDS, KIT_MANIFEST, PROCESS, Cell
 from blockbench.records.store import read_json, write_json_atomic
 
 READABLE = [
@@ -120,7 +120,7 @@ def round_costs(proc: pd.DataFrame) -> dict[str, float]:
     wall = jobs["finished_at"] - jobs["started_at"]
     span = float(jobs["finished_at"].max() - jobs["started_at"].min())
     gap = max(0.0, (span - float(wall.sum())) / len(jobs))
-    keys = jobs[["device", "workload", "impl", "size"]].astype(str).agg("/".join, axis=1)
+    keys = jobs[list(FIELDS)].apply(lambda named: Cell(*named).key, axis=1)
     return (wall.groupby(keys).mean() + gap).to_dict()
 
 
