@@ -11,8 +11,8 @@ import yaml
 from blockbench.judge import claim_rules
 from blockbench.judge.claim import Claim
 from blockbench.present import figure_names
+from blockbench.records.layout import Cell
 from blockbench.run import grid, kit_config
-from blockbench.run.grid import Cell
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTICLES = ROOT / "config/claims/articles"

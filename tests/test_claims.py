@@ -178,7 +178,7 @@ def test_conditions(condition, value, holds):
 
 
 def test_an_unreadable_condition_is_refused():
-    with pytest.raises(ValueError, match="unreadable condition 'about 2'"):
+    with pytest.raises(claim_rules.ClaimConfigError, match="unreadable condition 'about 2'"):
         decide("about 2", 2.0, 2.0)
 
 

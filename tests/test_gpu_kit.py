@@ -19,8 +19,10 @@ from fake_gpu import image_env
 from tiny import workflow_copy
 
 from blockbench.judge import aggregate, claim_rules
+from blockbench.judge.claim import Term
 from blockbench.measure import gpu_ready
 from blockbench.records import layout, store
+from blockbench.records.layout import Cell
 from blockbench.run import gpu_kit, grid, kit_archive, kit_config, kit_estimate, run_order
 from blockbench.run.run_plan import Job
 
@@ -142,7 +144,7 @@ def test_the_blocks_that_decide_claims_are_measured_first_and_the_dry_run_says_b
         if p.size is not None and any(side[0].device == "gpu" for side in (p.num, p.den))
         for t in (*p.num, *p.den)
     }
-    assert read_by and all(f"{d}/{w}/{i}/{n}" in deciding for d, w, i, n in read_by)
+    assert read_by and all(c.key in deciding for c in read_by)
     before = sum(kit_estimate.seconds(model, plan, jobs[:first_trend]).values())
     assert kit_estimate.deciding_done_s(model, plan) == pytest.approx(before)
     # the dry run says by when, on the model (its starts are a guess the kit re-plans)
@@ -286,7 +288,6 @@ def test_on_a_machine_without_a_gpu_the_quick_kit_says_why_in_one_line_and_measu
 def test_the_kit_measures_decides_resumes_and_packs_on_cpu(tmp_path, monkeypatch):
     monkeypatch.setenv("BLOCKBENCH_LOCK", str(tmp_path / "lock"))
     config, out, device = tiny_config(), tmp_path / "out", tmp_path / "device"
-    plan = kit_config.run_plan(config)
     assert gpu_kit.run(config, out, root=device) == 0
     archive = out / "kit-test.tar.gz"
     with tarfile.open(archive) as tar:
@@ -309,13 +310,13 @@ def test_the_kit_measures_decides_resumes_and_packs_on_cpu(tmp_path, monkeypatch
     # the decision as measured: every process it counts exists, and judging at home reads it
     measured = {(r["cell"]["device"], r["cell"]["impl"], r["repeat"]) for r in records}
     for key, rounds in decision["rounds"].items():
-        cell = plan.cell(key)
+        cell = Cell.from_key(key)
         assert {(cell.device, cell.impl, r) for r in range(rounds)} <= measured
         assert rounds <= decision["asked"][key]
     assert store.read_json(raw / "rounds.json") == decision
 
     # a second part measures only what is missing, and says how long it took
-    lost = device / Job(grid.Cell("cpu", "matmul", "numpy", 32), 0).path("kit-test")
+    lost = device / Job(Cell("cpu", "matmul", "numpy", 32), 0).path("kit-test")
     lost.unlink()
     assert gpu_kit.run(config, out, root=device) == 0
     parts = store.read_json(device / "results/raw/kit-test/kit.json")["parts"]
@@ -353,7 +354,7 @@ def test_a_block_left_out_for_time_is_recorded_so_and_judged_not_run_at_home(tmp
     proc = processes(layout.raw_files(raw))
     view = RunView(cells(proc), proc, "kit-test")
     cell = left[0].cell
-    term = {"device": cell.device, "workload": cell.workload, "impl": cell.impl}
+    term = Term(cell.device, cell.workload, cell.impl)
     assert "is unavailable: left out for time" in view.why_missing(term, cell.size)
 
 
@@ -494,7 +495,7 @@ def test_the_quick_kit_rehearsed_end_to_end_on_a_faked_gpu(tmp_path, monkeypatch
     records = [store.read_json(f) for f in layout.raw_files(raw)]
     for record in records:
         assert record["status"] == "ok", (record["cell"], record["reason"])
-        planned = plan.phases[grid.Cell(**record["cell"])]
+        planned = plan.phases[Cell.from_dict(record["cell"])]
         assert set(record["phases"]) == set(planned), record["cell"]
         if record["cell"]["device"] == "gpu":
             device = record["provenance"]["device"]

@@ -8,9 +8,10 @@ from conftest import run_measure
 from fake_gpu import NAME, use_fake_gpu
 
 from blockbench.measure import run_host
+from blockbench.records.layout import Cell
 from blockbench.records.spec import EXIT_WRONG_HOST
 
-CELL = {"device": "cpu", "workload": "selu", "impl": "numpy", "size": 1000}
+CELL = Cell("cpu", "selu", "numpy", 1000)
 HERE = {"hostname": "n1", "cpu_model": "AMD EPYC", "cpus": 2}
 
 

@@ -31,6 +31,7 @@ from blockbench.judge.part_evaluators import evaluate_part
 from blockbench.judge.stopping import Need, Unit, allocate, reason
 from blockbench.present import stops
 from blockbench.records import layout
+from blockbench.records.layout import Cell
 from blockbench.run import stages
 
 D = math.log(1.15)
@@ -172,7 +173,7 @@ def test_a_units_weight_is_what_the_part_loses_when_its_processes_agree():
     weights = stopping._weights(view, part, se, sorted(units), units)
     assert len(weights) == len(units) and min(weights) >= 0
     assert sum(weights) == pytest.approx(se**2, rel=1e-6)
-    flat = view.steadied(stopping.cell_of(c) for u in units.values() for c in u.cells)
+    flat = view.steadied(Cell.from_key(c) for u in units.values() for c in u.cells)
     assert stopping.evaluate_part(flat, part).spread.se == pytest.approx(0.0, abs=1e-12)
 
 

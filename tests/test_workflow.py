@@ -341,7 +341,7 @@ def test_tiny_grid_produces_every_table_figure_and_claim(tiny_run):
         for ext in ("png", "svg"):
             assert (wf / f"results/figures/{name}.{ext}").stat().st_size > 1000
     table = pd.read_csv(wf / "results/claims.csv")
-    ids = [c["id"] for c in stages.read_claims(ROOT / "config/claims/articles")]
+    ids = [c.id for c in stages.read_claims(ROOT / "config/claims/articles")]
     for _, run in table.groupby("run_label"):
         assert sorted(run["claim_id"]) == sorted(ids)
     assert set(table["verdict"]) <= {"reproduced", "not_reproduced", "inconclusive", "not_run"}

@@ -170,7 +170,7 @@ def figure_png(name):
 
 
 def cell_of(wc):
-    return grid.Cell(wc.device, wc.workload, wc.impl, int(wc.size))
+    return layout.Cell.from_dict(wc)
 
 
 def job_of(wc):
@@ -269,7 +269,7 @@ def measure_job(wc):
         scheduler_patch=QUIET,
     )
     record = {
-        "cell": {key: wc[key] for key in ("device", "workload", "impl", "size")},
+        "cell": {key: wc[key] for key in layout.FIELDS},
         "repeat": job.repeat,
         "run_label": wc.run_label,
         "params": params.as_dict(),

@@ -16,12 +16,13 @@ import yaml
 
 from blockbench.errors import InputError
 from blockbench.judge.claim import STEADY, Term
+from blockbench.records.layout import FIELDS
 from blockbench.records.spec import DEVICES, PHASES
 from blockbench.workloads.registry import WORKLOADS, impls_of
 
 UNITS = ("s", "x", "exponent", "values")
 SOURCE_KEYS = ("title", "hardware", "setup", "figures")
-CELL_KEYS = {"device", "workload", "impl", "size", "phase"}
+CELL_KEYS = {*FIELDS, "phase"}
 # `KEY`, `KEY / KEY`, `(KEY + KEY) / KEY`: sums over a sum, nothing more.
 SAYS_JOIN = "; "  # between the article's words for each figure a part or claim quotes
 TERM = re.compile(r"^[A-Za-z]\w*\.\w+$")

@@ -16,10 +16,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from blockbench.errors import InputError
+from blockbench.records.layout import Cell
+
 RATIO, TREND, GROWTH, CHECK = KINDS = ("ratio", "trend", "growth", "check")
 HOLDS, FAILS, INCONCLUSIVE = "holds", "fails", "inconclusive"
 STEADY = "steady"  # the phase a term reads where it names none
 CONDITION = re.compile(r"^\s*(>=|>|<=|<)\s*([0-9.eE+-]+)\s*$|^\s*between\s+(\S+)\s+and\s+(\S+)\s*$")
+
+
+class ClaimConfigError(InputError):
+    """A claims file entry that cannot be evaluated."""
 
 
 @dataclass(frozen=True)
@@ -44,10 +51,10 @@ class Region:
 
 
 def region(condition: str) -> Region:
-    """The region a condition accepts (ValueError: a condition no one could read)."""
+    """The region a condition accepts; a condition no one could read is refused."""
     m = CONDITION.match(condition)
     if not m:
-        raise ValueError(f"unreadable condition {condition!r}")
+        raise ClaimConfigError(f"unreadable condition {condition!r}")
     if not m.group(1):
         return Region(float(m.group(3)), float(m.group(4)), True, True)
     op, t = m.group(1), float(m.group(2))
@@ -80,8 +87,8 @@ class Term:
     def cell(self) -> tuple[str, str, str]:
         return self.device, self.workload, self.impl
 
-    def at(self, size: int) -> tuple[str, str, str, int]:
-        return self.device, self.workload, self.impl, size
+    def at(self, size: int) -> Cell:
+        return Cell(self.device, self.workload, self.impl, size)
 
 
 @dataclass(frozen=True)
@@ -99,7 +106,7 @@ class Part:
     measure_at: int | None = None  # where the default run measures it, where not `size`
     sizes: tuple[int, ...] = ()  # a trend's or growth's, as the default run fits them
     article_sizes: tuple[int, ...] = ()  # the article's own, where they differ
-    holds_if: str | None = None  # its rule (a check's is its cells' own checks)
+    holds_if: str = ""  # its rule ('': a check, judged on its cells' own checks)
     why: str = ""  # what in the article the rule stands for
     precision: float | None = None  # its own target, a factor either way
     article: float | None = None  # the article's figure, from the catalog's figures.yaml
@@ -140,18 +147,16 @@ class Part:
         default = self.measure_at if self.measure_at is not None else self.size
         return [self.size if article and self.size is not None else default]  # type: ignore[list-item]
 
-    def cells_read(self, size: int | None) -> set[tuple[str, str, str, int | None]]:
-        """The cells its value reads, as (device, workload, impl, size); size None: every
-        size (a fit reads them all); a check reads no time."""
-        if not self.timed:
-            return set()
-        at = None if self.fitted else size
-        return {(*t.cell, at) for t in self.terms}
+    def reads(self, cell: Cell, size: int | None) -> bool:
+        """Whether its value, measured at `size`, reads the time of `cell` (a fit reads
+        every size; a check reads no time)."""
+        named = any(t.at(cell.size) == cell for t in self.terms)
+        return self.timed and named and (self.fitted or cell.size == size)
 
     def margin(self) -> float | None:
         """How many times the article's figure clears the nearest boundary of its rule
         (None: no figure, not a ratio, or a figure its own rule refuses)."""
-        if self.kind != RATIO or self.holds_if is None or self.article is None:
+        if self.kind != RATIO or not self.holds_if or self.article is None:
             return None
         if self.article <= 0:
             return None

@@ -22,7 +22,7 @@ import yaml
 from blockbench.errors import InputError
 from blockbench.judge import articles
 from blockbench.judge.articles import SAYS_JOIN, Articles
-from blockbench.judge.claim import KINDS, RATIO, STEADY, Claim, Part, Term, region
+from blockbench.judge.claim import KINDS, RATIO, STEADY, Claim, ClaimConfigError, Part, Term, region
 from blockbench.records.spec import DEVICES, PHASES
 from blockbench.workloads.registry import WORKLOADS, impls_of
 
@@ -41,10 +41,6 @@ REPLACED = {"config/claims.yaml": "config/claims/articles"}
 # are measured where the run's defaults do not do (phases, repeats, sampling), with why.
 SELECTORS = ("devices", "workload", "impls", "sizes")
 SETTINGS = ("phases", "repeats", "sampling")
-
-
-class ClaimConfigError(InputError):
-    """A claims file entry that cannot be evaluated."""
 
 
 # The coarsest precision a claim's margin may ask for (a factor either way): what the jit-of-
@@ -161,10 +157,12 @@ def _check_part(where: str, part: dict[str, Any]) -> None:
         raise ClaimConfigError(f"{where}: precision {precision!r} is not a factor above 1")
     _check_names(where, part)
     _check_sizes(where, part)
+    if kind != "check" and "holds_if" not in part:
+        raise ClaimConfigError(f"{where}: no 'holds_if' (the rule its value must meet)")
     if "holds_if" in part:
         try:
             region(part["holds_if"])
-        except ValueError as exc:
+        except ClaimConfigError as exc:
             raise ClaimConfigError(f"{where}: {exc}") from None
         if not part.get("why"):
             raise ClaimConfigError(f"{where}: no 'why' (what in the article the rule stands for)")
@@ -221,7 +219,7 @@ def _part(where: str, part: dict[str, Any], figures: Articles) -> Part:
         measure_at=part.get("measure_at"),
         sizes=tuple(part.get("sizes", ())),
         article_sizes=tuple(part.get("article_sizes", ())),
-        holds_if=part.get("holds_if"),
+        holds_if=part.get("holds_if", ""),
         why=part.get("why", ""),
         precision=None if part.get("precision") is None else float(part["precision"]),
         article=value,

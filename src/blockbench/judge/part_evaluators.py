@@ -66,7 +66,7 @@ def _result(
         outcome = HOLDS if passed else FAILS
     else:
         low, high = (from_scale(x, scale) for x in spread.interval())
-        outcome = decide(part.holds_if or "", low, high)
+        outcome = decide(part.holds_if, low, high)
     return PartResult(
         part.name,
         outcome,
@@ -243,7 +243,7 @@ def _looked(r: PartResult, part: Part, look: int) -> PartResult:
     if r.spread is None or len(r.spread.terms) != 1:
         return replace(r, look=look)
     low, high = (from_scale(x, r.scale) for x in r.spread.interval(LOOK_CONFIDENCE))
-    outcome = decide(part.holds_if or "", low, high)
+    outcome = decide(part.holds_if, low, high)
     return replace(r, outcome=outcome, look=look, decided_low=low, decided_high=high)
 
 
@@ -255,7 +255,7 @@ def _evaluate(view: RunView, part: Part) -> PartResult:
             part.name,
             NOT_RUN,
             article=part.article,
-            condition=part.holds_if or "",
+            condition=part.holds_if,
             why=part.why,
             article_size=part.size,
             detail=str(why),

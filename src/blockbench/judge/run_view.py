@@ -13,11 +13,12 @@ import numpy as np
 import pandas as pd
 
 from blockbench.judge import aggregate, uncertainty
-from blockbench.judge.aggregate import CELL
 from blockbench.judge.claim import Term
-from blockbench.judge.studies import Kind, Study, blas_of, design_of, host_of, kind_of
+from blockbench.judge.studies import Study, blas_of, design_of, host_of, kind_of
 from blockbench.judge.uncertainty import Spread
 from blockbench.measure.core_speed import classify
+from blockbench.records.layout import CELL, Cell
+from blockbench.records.machines import Kind
 from blockbench.records.spec import PHASES
 from blockbench.workloads.matmul import BELOW_FLOAT32
 
@@ -106,11 +107,11 @@ class RunView:
             return None
         return (self.kind, self.blas, self.jax_version)
 
-    def steadied(self, cells: Iterable[tuple[str, str, str, int]]) -> "RunView":
-        """This view with the processes of `cells` (device, workload, impl, size) all at their
+    def steadied(self, cells: Iterable[Cell]) -> "RunView":
+        """This view with the processes of `cells` all at their
         geometric mean: what a value would spread without those cells' process-to-process
         variation (blockbench.judge.stopping weighs a part's units by it)."""
-        keys = {(self.run_label, *cell) for cell in cells}
+        keys = {(self.run_label, c.device, c.workload, c.impl, c.size) for c in cells}
         other = copy.copy(self)
         other._processes = {
             key: (

@@ -24,6 +24,7 @@ from blockbench.judge.claim import Claim, Part
 from blockbench.judge.claim_rules import Precision
 from blockbench.judge.part_evaluators import evaluate_part
 from blockbench.judge.run_view import RunView
+from blockbench.records.layout import Cell
 
 PRECISE = "precise"
 BETWEEN = "between-run limited"
@@ -191,12 +192,6 @@ def reason(need: Need, rounds: Mapping[str, int], units: Mapping[str, Unit]) -> 
     return BUDGET
 
 
-def cell_of(key: str) -> tuple[str, str, str, int]:
-    """'cpu/selu/numpy/1000' (a unit's cell, as the decision's JSON names it) as a tuple."""
-    device, workload, impl, size = key.split("/")
-    return device, workload, impl, int(size)
-
-
 @dataclass(frozen=True)
 class Stopped:
     """One part's stop: why, after how many rounds (the most its cells pair over), and its own
@@ -230,8 +225,7 @@ def needs_of(
                 key: name
                 for name, unit in units.items()
                 for key in unit.cells
-                for d, w, i, s in part.cells_read(result.size)
-                if cell_of(key)[:3] == (d, w, i) and s in (None, cell_of(key)[3])
+                if part.reads(Cell.from_key(key), result.size)
             }
             mine = set(read.values())
             if result.spread is None or not mine:
@@ -275,7 +269,7 @@ def _weights(
         return ()
     shares = []
     for name in mine:
-        without = evaluate_part(view.steadied(map(cell_of, units[name].cells)), part).spread
+        without = evaluate_part(view.steadied(map(Cell.from_key, units[name].cells)), part).spread
         shares.append(max(0.0, se**2 - (without.se if without else 0.0) ** 2))
     return tuple(shares) if sum(shares) > 0 else ()
 

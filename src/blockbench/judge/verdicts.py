@@ -27,9 +27,10 @@ from blockbench.judge.part_evaluators import LOOK_CONFIDENCE, evaluate_part
 from blockbench.judge.part_result import NOT_REPRODUCED, NOT_RUN, REPRODUCED, PartResult
 from blockbench.judge.pooling import PooledPart, pool_groups, pool_part
 from blockbench.judge.run_view import RunView, collapse
-from blockbench.judge.studies import MIN_PROCESS_VALUES, Kind, Study
+from blockbench.judge.studies import MIN_PROCESS_VALUES, Study
 from blockbench.judge.uncertainty import from_scale, on_scale
 from blockbench.measure.core_speed import STEADY, UNKNOWN
+from blockbench.records.machines import Kind
 from blockbench.records.spec import CONFIDENCE
 
 

@@ -17,9 +17,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ import psutil
 
 from blockbench.measure import cores, gpu_ready, host_state, provenance, run_host
 from blockbench.measure.host_load import HostLoad, load_warnings
-from blockbench.records.layout import first_process, installed_jax
+from blockbench.records.layout import Cell, first_process, installed_jax
 from blockbench.records.params import CellSpec, MeasureParams
 from blockbench.records.spec import (
     DEVICES,
@@ -265,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     """The command line (`blockbench measure`): its flags are the cell's and MeasureParams'
     fields, parsed into the same record the workflow passes."""
     args = parse_args(argv)
-    cell = {"device": args.device, "workload": args.workload, "impl": args.impl, "size": args.size}
+    cell = Cell(args.device, args.workload, args.impl, args.size)
     return measure(
         cell,
         args.repeat,
@@ -363,7 +363,7 @@ def process_record(
 
 
 def measure(
-    cell: Mapping[str, Any],
+    cell: Cell,
     repeat: int,
     out: str | Path,
     run_label: str,
@@ -375,21 +375,17 @@ def measure(
     workflow's measure job, the GPU kit and the command line each call. 0 once a record is
     written (whatever its status); EXIT_BAD_CELL or EXIT_WRONG_HOST where none is."""
     out = Path(out)
-    cell = {**cell, "size": int(cell["size"])}
     lock = lock_path(lock, Path(params.lock_dir) if params.lock_dir else None)
     run_dir = run_host.run_dir_of(out, cell, repeat)
     if run_dir is not None:
-        wrong = run_host.mismatch(run_dir, run_host.here(cell["device"]))
+        wrong = run_host.mismatch(run_dir, run_host.here(cell.device))
         if wrong:  # no file: the cell stays to be measured on a node of the run's kind
             print(f"not measuring: {wrong}", file=sys.stderr)
             return EXIT_WRONG_HOST
     with host_lock(lock) as lock_fd:
         started = time.time()
         spec = CellSpec(
-            device=cell["device"],
-            workload=cell["workload"],
-            impl=cell["impl"],
-            size=cell["size"],
+            **asdict(cell),
             params=params,
             cores=(chosen := cores.choose(params.threads)),
             spare_cores=cores.spare(chosen),
@@ -413,7 +409,7 @@ def measure(
     steady = record["phases"].get("steady", {}).get("median_s")
     shown = f", steady median {steady:.3g} s" if steady is not None else ""
     print(
-        f"{cell['workload']}/{cell['impl']} on {cell['device']}, size {cell['size']}: "
+        f"{cell.workload}/{cell.impl} on {cell.device}, size {cell.size}: "
         f"{record['status']}{shown} {record['reason']}".rstrip()
     )
     return 0

@@ -31,10 +31,10 @@ CPU_KEYS = ("hostname", "cpu_model", "cpus")
 GPU_KEYS = ("hostname", "gpu_model", "gpu_driver")
 
 
-def run_dir_of(out: Path, cell: Mapping[str, Any], repeat: int) -> Path | None:
+def run_dir_of(out: Path, cell: Cell, repeat: int) -> Path | None:
     """The run's folder, where `out` is where the layout puts this cell's file (None for a
     file written elsewhere: a test's scratch file)."""
-    expected = Cell.from_dict(cell).in_run(repeat).split("/")
+    expected = cell.in_run(repeat).split("/")
     return out.parents[len(expected) - 1] if list(out.parts[-len(expected) :]) == expected else None
 
 

@@ -5,10 +5,11 @@ times on another machine, or comparing two runs' times.
 
 import pandas as pd
 
-from blockbench.judge.aggregate import HOST_KIND, PROCESS
 from blockbench.measure import core_speed
 from blockbench.present.verdict_tables import markdown_table
 from blockbench.records import timeline
+from blockbench.records.layout import PROCESS
+from blockbench.records.machines import HOST_KIND
 
 
 def measured_on(processes: pd.DataFrame) -> str:

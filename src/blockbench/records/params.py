@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from blockbench.records.layout import FIELDS
 from blockbench.records.spec import PHASES, StopRule
 
 # What `jax_default_matmul_precision` accepts (the worker sets it before any JAX call): the
@@ -184,12 +185,8 @@ class CellSpec:
 
     @property
     def cell(self) -> dict[str, Any]:
-        return {
-            "device": self.device,
-            "workload": self.workload,
-            "impl": self.impl,
-            "size": self.size,
-        }
+        """The cell as its record names it."""
+        return {name: getattr(self, name) for name in FIELDS}
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "params": self.params.as_dict()}

@@ -16,10 +16,9 @@ from blockbench.judge import claim_rules
 from blockbench.judge.claim import Claim
 from blockbench.measure import provenance
 from blockbench.present.front_page import kinds
-from blockbench.records.layout import raw_files
+from blockbench.records.layout import Cell, raw_files
 from blockbench.records.store import read_json
 from blockbench.run import kit_config, kit_estimate
-from blockbench.run.grid import Cell
 from blockbench.run.kit_estimate import MODEL
 from blockbench.run.run_plan import Job, RunPlan
 
@@ -38,7 +37,7 @@ def walls(roots: Iterable[Path], cpu_model: str | None = None) -> Walls:
             if cpu_model and record["provenance"]["host"]["cpu_model"] != cpu_model:
                 continue
             if "job_start" in when and "worker_exit" in when:
-                cell = Cell(**record["cell"])
+                cell = Cell.from_dict(record["cell"])
                 out.setdefault(cell, []).append(when["worker_exit"] - when["job_start"])
     return out
 

@@ -34,9 +34,9 @@ from typing import Any, TextIO
 from blockbench.errors import InputError
 from blockbench.measure import parent
 from blockbench.records import layout, store
+from blockbench.records.layout import Cell
 from blockbench.records.spec import EXIT_WRONG_HOST
 from blockbench.run import grid, kit_estimate, stages
-from blockbench.run.grid import Cell
 from blockbench.run.kit_archive import MANIFEST, pack, unpack, validated, versions
 from blockbench.run.kit_config import (
     QUICK_CONFIG,
@@ -119,7 +119,7 @@ class Part:
             for job in (j for j in todo if plan.unit(j.cell) in names):
                 path = self.root / job.path(self.label)
                 params = replace(plan.params(job), not_run=reason)
-                parent.measure(vars(job.cell), job.repeat, path, self.label, params)
+                parent.measure(job.cell, job.repeat, path, self.label, params)
             left_out = self.manifest.get("left_out", {})
             self.manifest["left_out"] = left_out | {n: plan.units[n]["cells"] for n in names}
         return lines
@@ -138,7 +138,7 @@ class Part:
             t0 = time.monotonic()
             budget = min(params.budget_s, left)
             cut = replace(params, budget_s=budget)
-            if (code := parent.measure(vars(job.cell), job.repeat, path, self.label, cut)) != 0:
+            if (code := parent.measure(job.cell, job.repeat, path, self.label, cut)) != 0:
                 return code
             if budget < params.budget_s and store.read_json(path)["status"] == "timeout":
                 path.unlink()  # cut short by this part, not by its own budget: measure it again
@@ -155,7 +155,7 @@ def final_decision(decision: dict[str, Any], plan: RunPlan, part: Part) -> dict[
     asked = decision.get("asked", decision["rounds"])
     measured = {}
     for key, rounds in asked.items():
-        cell = plan.cell(key)
+        cell = Cell.from_key(key)
         measured[key] = next((r for r in range(rounds) if not part.done(Job(cell, r))), rounds)
     return decision | {"asked": asked, "rounds": measured}
 

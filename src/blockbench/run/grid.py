@@ -155,7 +155,7 @@ def _claimed(config: dict[str, Any], claims: Claims) -> Iterator[tuple[Claim, Ce
                 continue
             for size in part.sizes_for(mode):
                 for t in part.terms:
-                    yield claim, Cell(*t.at(size)), t.phase
+                    yield claim, t.at(size), t.phase
 
 
 def _selects(entry: Mapping[str, Any], cell: Cell) -> bool:

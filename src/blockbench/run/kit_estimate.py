@@ -14,6 +14,7 @@ from copy import deepcopy
 from dataclasses import asdict
 from typing import Any
 
+from blockbench.records.layout import Cell
 from blockbench.records.params import MeasureParams
 from blockbench.records.spec import (
     CALIBRATION_TRIES,
@@ -22,7 +23,7 @@ from blockbench.records.spec import (
     StopRule,
 )
 from blockbench.run import progress, run_order
-from blockbench.run.grid import ACCELERATORS, Cell
+from blockbench.run.grid import ACCELERATORS
 from blockbench.run.run_plan import Job, RunPlan
 from blockbench.workloads.registry import STYLE_PHASES, WORKLOADS, impls_of
 
@@ -203,7 +204,8 @@ def leave_out(
     the part ends with the first stage unfinished and the next part goes on."""
     cost = seconds(model, plan, jobs)
     by_unit = {
-        name: sum(cost.get(plan.cell(k), 0.0) for k in u["cells"]) for name, u in plan.units.items()
+        name: sum(cost.get(Cell.from_key(k), 0.0) for k in u["cells"])
+        for name, u in plan.units.items()
     }
     total, out = sum(cost.values()), []
     free = [n for n in least_needed(plan) if by_unit[n] > 0]

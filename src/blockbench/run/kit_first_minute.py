@@ -99,7 +99,7 @@ def smoke(config: Mapping[str, Any], raw: Path, run_label: str) -> dict[Any, dic
     out = {}
     for cell, name in SMOKE_FILES.items():
         path = raw / name
-        measured = parent.measure(vars(cell), 0, path, run_label, smoke_params(config, cell))
+        measured = parent.measure(cell, 0, path, run_label, smoke_params(config, cell))
         if measured == 0 and path.exists():
             out[cell] = store.read_json(path)
     return out

@@ -14,7 +14,6 @@ default run's measuring.
 import json
 import sys
 import time
-from dataclasses import asdict
 from pathlib import Path
 
 from blockbench.measure.parent import measure
@@ -29,9 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     job, out = json.loads(job_json), Path(out_path)
     cell, repeat = Cell.from_dict(job["cell"]), int(job["repeat"])
     with job_log.logged(log):
-        code = measure(
-            asdict(cell), repeat, out, job["run_label"], MeasureParams.from_dict(job["params"])
-        )
+        code = measure(cell, repeat, out, job["run_label"], MeasureParams.from_dict(job["params"]))
         if out.exists():
             record = read_json(out)
             wall = time.time() - record["timeline"]["job_start"]

@@ -46,7 +46,7 @@ def deciding(cells: Iterable[Cell], claims: Iterable[Claim]) -> set[Cell]:
         if part.size is not None
         for t in (*part.num, *part.den)
     }
-    return {c for c in cells if (c.device, c.workload, c.impl, c.size) in read}
+    return {c for c in cells if c in read}
 
 
 def blocks(cells: Iterable[Cell], claims: Iterable[Claim]) -> dict[Cell, str]:
