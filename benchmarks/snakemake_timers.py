@@ -9,8 +9,9 @@ A throwaway workflow of `--jobs` jobs that only sleep one second each, one at a 
 resource limited to 1, as blockbench runs its cells), under `snakemake --cores 4`. Every
 second the script reads the Snakemake process's thread count and CPU time (its reaped
 children's, the `cbc` solver's, included) from /proc, and prints, per tenth of the jobs,
-the cores Snakemake used and its threads. `--patched` loads blockbench.run.scheduler_patch's fix
-(at most one pending re-evaluation timer) into the workflow. Nothing of blockbench is used
+the cores Snakemake used and its threads. `--patched` loads
+blockbench.pipeline.scheduler_patch's fix (at most one pending re-evaluation timer) into the
+workflow. Nothing of blockbench is used
 otherwise: the Snakefile below is the whole reproduction.
 """
 
@@ -39,8 +40,8 @@ rule job:
         "sleep 1; touch {{output}}"
 """
 PATCH = (
-    "from blockbench.run import scheduler_patch\n"
-    "print('blockbench.run.scheduler_patch:', scheduler_patch.quiet_rescheduling())\n"
+    "from blockbench.pipeline import scheduler_patch\n"
+    "print('blockbench.pipeline.scheduler_patch:', scheduler_patch.quiet_rescheduling())\n"
 )
 
 

@@ -22,9 +22,9 @@ from pathlib import Path
 from scipy import stats
 
 from blockbench.measure.parent import measure
+from blockbench.pipeline import grid, kit_config
 from blockbench.records.params import MeasureParams
 from blockbench.records.spec import StopRule
-from blockbench.run import grid, kit_config
 
 ROOT = Path(__file__).resolve().parents[1]
 

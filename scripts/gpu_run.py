@@ -7,6 +7,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from blockbench.run.gpu_kit import main
+from blockbench.pipeline.gpu_kit import main
 
 sys.exit(main())

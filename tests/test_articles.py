@@ -16,8 +16,8 @@ from blockbench.judge.aggregate import cells
 from blockbench.judge.articles import Placed
 from blockbench.judge.claim import Term
 from blockbench.judge.run_view import RunView
+from blockbench.pipeline import stages
 from blockbench.present import article_figures, article_points, cell_figures, claim_figures, figures
-from blockbench.run import stages
 from blockbench.workloads import grad_logistic
 
 ROOT = Path(__file__).resolve().parents[1]

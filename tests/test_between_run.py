@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from blockbench.errors import InputError
-from blockbench.judge import aggregate, part_result, study_making, verdicts
+from blockbench.judge import aggregate, part_result, study_build, verdicts
 from blockbench.judge.between_runs import StudyPart, judged, pool
 from blockbench.judge.claim import RATIO, Claim, Part, Term, decide
 from blockbench.judge.claim_rules import read_claims
@@ -446,8 +446,8 @@ def test_the_study_tool_keeps_its_runs_method_and_says_why_this_code_does_not_ap
     cells = aggregate.cells(proc)
     claim_list = read_claims(ROOT / "config/claims/articles")
     with pytest.raises(InputError, match="a study is of one host"):  # they record none
-        study_making.study(cells, proc, claim_list, STEADY)
-    found = study_making.study(cells, proc, claim_list, STEADY, scope="kind")
+        study_build.study(cells, proc, claim_list, STEADY)
+    found = study_build.study(cells, proc, claim_list, STEADY, scope="kind")
     assert found.method == 8 != METHOD_VERSION and found.source == ""
     views = RunView.each(cells, proc, {found.kind: found})
     assert [v.study for v in views] == [None, None]
@@ -463,7 +463,7 @@ def test_the_study_tool_refuses_runs_of_two_designs() -> None:
     claim_list = read_claims(ROOT / "config/claims/articles")
     proc.loc[proc["run_label"] == proc["run_label"].iloc[0], "design"] = "two-stage: x1.15"
     with pytest.raises(InputError, match="different stopping rules"):
-        study_making.study(aggregate.cells(proc), proc, claim_list, STEADY)
+        study_build.study(aggregate.cells(proc), proc, claim_list, STEADY)
 
 
 def test_the_study_tool_says_when_its_runs_were_made_too_close_together() -> None:
@@ -472,10 +472,10 @@ def test_the_study_tool_says_when_its_runs_were_made_too_close_together() -> Non
     within_an_hour = [
         {"label": f"r{i}", "started": f"2026-11-26T05:{10 * i:02d}:00Z"} for i in range(6)
     ]
-    said = study_making.too_close(within_an_hour)
+    said = study_build.too_close(within_an_hour)
     assert said.startswith("the runs span 50 minutes: runs closer than 4 hours")
     apart = [*within_an_hour, {"label": "later", "started": "2026-11-26T09:10:00Z"}]
-    assert study_making.too_close(apart) == ""
+    assert study_build.too_close(apart) == ""
 
 
 def test_the_study_tool_quotes_how_runs_after_its_span_held_its_mean() -> None:
@@ -488,7 +488,7 @@ def test_the_study_tool_quotes_how_runs_after_its_span_held_its_mean() -> None:
     study.host = HOST
     assert "out of sample: none yet" in study.covers()
     study.parts[("Z1", "num / den")] = StudyPart((1.10, 1.08, 1.12), 3.0)
-    said = study_making.held_after(study, parts)
+    said = study_build.held_after(study, parts)
     assert said == "held 1 of 2 parts in 2 runs made after it"  # log 3 held; log 9 did not
     study.out_of_sample = said
     assert f"out of sample: {said}" in study.covers()

@@ -1,6 +1,6 @@
 """The claims decide the grid: each part names its cells and sizes, a claim's `settings` say
 how some are measured, and catalogs (a claims.yaml and its figures.yaml) are selected by
-`claims` (blockbench.judge.claim_rules, blockbench.run.grid)."""
+`claims` (blockbench.judge.claim_rules, blockbench.pipeline.grid)."""
 
 import shutil
 from pathlib import Path
@@ -10,9 +10,9 @@ import yaml
 
 from blockbench.judge import claim_rules
 from blockbench.judge.claim import Claim
+from blockbench.pipeline import grid, kit_config
 from blockbench.present import figure_names
 from blockbench.records.layout import Cell
-from blockbench.run import grid, kit_config
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTICLES = ROOT / "config/claims/articles"

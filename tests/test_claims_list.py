@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from blockbench.measure import provenance
+from blockbench.pipeline import claims_list
 from blockbench.records.layout import Cell
-from blockbench.run import claims_list
 
 # A committed run's records: the test reads them where `blockbench measure` writes the host
 REFERENCE_RAW = Path(__file__).resolve().parents[1] / "results/reference/xeon-m207-2cpu/run/raw"

@@ -10,8 +10,8 @@ from types import FrameType, SimpleNamespace
 from typing import Any
 
 from blockbench.judge.claim import Claim
+from blockbench.pipeline import stages
 from blockbench.records.layout import raw_files
-from blockbench.run import stages
 
 ROOT = Path(__file__).resolve().parents[1]
 RUN = ROOT / "results/reference/xeon-m207-2cpu/run"
@@ -94,7 +94,7 @@ def test_the_claims_stage_comes_back_into_a_module_it_has_left_at_most_three_tim
             decisions=[RUN / "raw/p3-r1/rounds.json"],
         ),
     )
-    assert modules[0] == "run/stages.py" and "judge/claim_rules.py" in modules, modules
+    assert modules[0] == "pipeline/stages.py" and "judge/claim_rules.py" in modules, modules
     assert len(returns(modules)) <= 3, (returns(modules), modules)
     # the stage judged what it traced: the committed run's verdicts
     assert written["claims.csv"].read_text() == (RUN / "claims.csv").read_text()

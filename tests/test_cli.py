@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from blockbench.run import cli
+from blockbench.pipeline import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -76,7 +76,7 @@ def test_a_command_loads_its_tool_and_nothing_more(name):
     code = f"""import json, sys
 import {cli.COMMANDS[name].module}
 alone = set(sys.modules)
-from blockbench.run import cli
+from blockbench.pipeline import cli
 try:
     cli.main([{name!r}, "--help"])
 except SystemExit:
@@ -87,7 +87,7 @@ print(json.dumps([added, heavy]))"""
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     added, heavy = json.loads(done.stdout.splitlines()[-1])
-    assert set(added) <= {"blockbench.run", "blockbench.run.cli"}
+    assert set(added) <= {"blockbench.pipeline", "blockbench.pipeline.cli"}
     assert "snakemake" not in heavy
     assert "pandas" not in heavy or name not in ("measure", "host-check", "core-speed")
 

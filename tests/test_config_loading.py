@@ -1,4 +1,4 @@
-"""One config loader (blockbench.run.config_loading) for the workflow and the GPU kit, and the
+"""One config loader (blockbench.pipeline.config_loading) for the workflow and the GPU kit, and the
 settings the schema states once: sampling's defaults are StopRule's, its precisions
 MeasureParams'. (That the workflow's loaded config is the kit's, whole, and plans the same
 processes: tests/test_gpu_kit.py, which runs Snakemake.)"""
@@ -13,10 +13,10 @@ import pytest
 import yaml
 from snakemake.utils import validate
 
+from blockbench.pipeline import config_loading
+from blockbench.pipeline.grid import ConfigError
 from blockbench.records.params import PRECISIONS
 from blockbench.records.spec import StopRule
-from blockbench.run import config_loading
-from blockbench.run.grid import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = yaml.safe_load(config_loading.SCHEMA.read_text())

@@ -821,7 +821,7 @@ def bootstrap_commands(root: Path = ROOT) -> set[str]:
 @cache
 def blockbench_parser(command: str) -> argparse.ArgumentParser:
     """The parser `blockbench COMMAND` parses its options with, caught as it parses."""
-    from blockbench.run.cli import COMMANDS
+    from blockbench.pipeline.cli import COMMANDS
 
     class Parsed(Exception):
         pass
@@ -890,7 +890,9 @@ def rebuild_problem(run_dir: str, before: list[str], root: Path = ROOT) -> str |
     found = re.search(r"^METHOD_VERSION = (\d+)", spec, re.M)
     if not found or int(found[1]) != version:
         return f"{at} reads method version {found and found[1]}, not the run's {version}"
-    if git(root, "cat-file", "-e", f"{at}:src/blockbench/run/regenerate.py") is None:
+    # the workflow layer's folder, `pipeline/`, was `run/` before issue 76
+    homes = (f"{at}:src/blockbench/{layer}/regenerate.py" for layer in ("pipeline", "run"))
+    if all(git(root, "cat-file", "-e", home) is None for home in homes):
         return f"{at} has no `regenerate`"
     raw = f"{run_dir.rstrip('/')}/raw"
     if label_tree(root, at, raw) != label_tree(root, "HEAD", raw):  # the same records
@@ -926,7 +928,7 @@ def command_problems(files: list[Path], root: Path = ROOT) -> list[str]:
     """Every command a doc gives names a subcommand that exists and options its parser takes;
     its `--config` values are the config's keys with values the schema takes; a rebuild of a
     run of another method version checks out, before it, a commit that reads it."""
-    from blockbench.run.cli import COMMANDS
+    from blockbench.pipeline.cli import COMMANDS
 
     bootstrap, problems = bootstrap_commands(root), []
     keys, _ = config_keys(root)
@@ -1556,3 +1558,19 @@ def gpu_page_problems(root: Path = ROOT, page: Path = GPU_PAGE) -> list[str]:
 def test_the_gpu_page_quotes_the_gpu_reference():
     problems = gpu_page_problems()
     assert not problems, "\n".join(problems)
+
+
+def test_docs_layout_names_every_module_of_the_package():
+    """docs/layout.md is the map of the package: a module it does not name is one a
+    contributor cannot find, and a name it keeps after a module moved points nowhere."""
+    text = (ROOT / "docs/layout.md").read_text()
+    package = ROOT / "src/blockbench"
+    modules = {
+        p.name
+        for p in package.rglob("*.py")
+        if p.name not in ("__init__.py", "__main__.py") and "workloads" not in p.parts
+    }
+    named = set(re.findall(r"`(\w+\.py)`", text))
+    assert sorted(m for m in modules if m not in named) == []
+    tree = {p.name for p in ROOT.rglob("*.py") if ".venv" not in p.parts}
+    assert sorted(n for n in named if n not in tree) == []

@@ -21,10 +21,10 @@ from tiny import workflow_copy
 from blockbench.judge import aggregate, claim_rules
 from blockbench.judge.claim import Term
 from blockbench.measure import gpu_ready
+from blockbench.pipeline import gpu_kit, grid, kit_archive, kit_config, kit_estimate, run_order
+from blockbench.pipeline.run_plan import Job
 from blockbench.records import layout, store
 from blockbench.records.layout import Cell
-from blockbench.run import gpu_kit, grid, kit_archive, kit_config, kit_estimate, run_order
-from blockbench.run.run_plan import Job
 
 ROOT = Path(__file__).resolve().parents[1]
 GPU_CLAIMS = ("B1", "B2", "C2", "C3", "C5", "C6")
@@ -204,7 +204,7 @@ with open("loaded-config.json", "w") as dumped:
 def test_the_kit_loads_the_workflows_whole_config_and_plans_its_processes_in_order(
     tmp_path, config_file
 ):
-    """One config loader (blockbench.run.config_loading): the workflow's whole config is the
+    """One config loader (blockbench.pipeline.config_loading): the workflow's whole config is the
     kit's, sampling and kit keys included; and one run plan: the first stage of
     `snakemake -n` is the kit's, job for job, in the order Snakemake's priorities give it."""
     wf = workflow_copy(tmp_path)
@@ -433,7 +433,7 @@ def test_the_quick_kit_rehearsed_end_to_end_on_a_faked_gpu(tmp_path, monkeypatch
     (tests/fake_gpu.py): a phase, a file of the archive or a claim part missing fails it."""
     from fake_gpu import NAME, fake_gpu_env
 
-    from blockbench.run import stages
+    from blockbench.pipeline import stages
 
     work, config_file = rehearsal_checkout(tmp_path)
     # docs/gpu.md's command, on the tiny grid; the kit and its workers on the GPU image's

@@ -15,9 +15,9 @@ from fake_gpu import NAME, fake_gpu_env, use_fake_gpu
 
 from blockbench.judge.claim_rules import read_claims
 from blockbench.measure import cell, nvidia, parent, phase_record, provenance, sampling
+from blockbench.pipeline import grid
 from blockbench.records.params import CellSpec, MeasureParams
 from blockbench.records.spec import StopRule
-from blockbench.run import grid
 from blockbench.workloads import matmul, registry
 
 ROOT = Path(__file__).resolve().parents[1]

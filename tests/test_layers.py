@@ -13,7 +13,7 @@ from blockbench.records.store import read_json, write_json_atomic
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "blockbench"
 # Lowest first: a module may import its own layer and the ones before it.
-LAYERS = ("errors", "records", "workloads", "measure", "judge", "present", "run")
+LAYERS = ("errors", "records", "workloads", "measure", "judge", "present", "pipeline")
 
 
 def layer_of(module: str) -> str | None:
@@ -67,17 +67,17 @@ def test_imports_only_run_down_the_layers():
 
 def test_the_checker_sees_a_break(tmp_path):
     bad = tmp_path / "bad.py"
-    bad.write_text("def f():\n    from blockbench.run import grid\n")
-    assert imports(bad) == [(2, "blockbench.run")]
-    assert LAYERS.index(layer_of("blockbench.run")) > LAYERS.index("judge")
+    bad.write_text("def f():\n    from blockbench.pipeline import grid\n")
+    assert imports(bad) == [(2, "blockbench.pipeline")]
+    assert LAYERS.index(layer_of("blockbench.pipeline")) > LAYERS.index("judge")
 
 
 # What each kind of process may load: only a JAX cell's worker imports JAX.
 NO_JAX = {
     "the workload registry": "import blockbench.workloads.registry",
-    "the tables and claims stages": "import blockbench.run.stages",
+    "the tables and claims stages": "import blockbench.pipeline.stages",
     "the figures": "import blockbench.present.figures, blockbench.present.article_figures",
-    "the grid": "import blockbench.run.grid, blockbench.run.run_order",
+    "the grid": "import blockbench.pipeline.grid, blockbench.pipeline.run_order",
 }
 
 

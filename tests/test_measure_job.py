@@ -1,4 +1,4 @@
-"""The workflow's measure job (blockbench.run.measure_job): the shell command the rule runs."""
+"""The workflow's measure job (blockbench.pipeline.measure_job): the shell command the rule runs."""
 
 import json
 import os
@@ -10,8 +10,8 @@ from pathlib import Path
 
 from conftest import validate
 
+from blockbench.pipeline import progress
 from blockbench.records.params import MeasureParams, StopRule
-from blockbench.run import progress
 
 
 def test_the_measure_job_measures_its_cell_and_says_where_the_run_stands(tmp_path: Path) -> None:
@@ -36,7 +36,14 @@ def test_the_measure_job_measures_its_cell_and_says_where_the_run_stands(tmp_pat
     out, log = tmp_path / "raw" / "1.json", tmp_path / "job.log"
     env = {progress.START_ENV: str(time.time() - 2.0)}
     done = subprocess.run(
-        [sys.executable, "-m", "blockbench.run.measure_job", json.dumps(job), str(out), str(log)],
+        [
+            sys.executable,
+            "-m",
+            "blockbench.pipeline.measure_job",
+            json.dumps(job),
+            str(out),
+            str(log),
+        ],
         capture_output=True,
         text=True,
         timeout=300,

@@ -17,9 +17,9 @@ from test_compat import LOCKED, snakemake_only
 from test_workflow import first_stage
 from tiny import TINY
 
+from blockbench.pipeline import grid, stages
 from blockbench.present import figure_names
 from blockbench.records import layout
-from blockbench.run import grid, stages
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]

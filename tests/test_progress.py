@@ -1,12 +1,12 @@
-"""A run's progress line (blockbench.run.progress) and each job's place in it
+"""A run's progress line (blockbench.pipeline.progress) and each job's place in it
 (kit_estimate.places)."""
 
 import pytest
 import yaml
 from conftest import ROOT
 
-from blockbench.run import kit_config, kit_estimate, progress
-from blockbench.run.run_plan import RunPlan
+from blockbench.pipeline import kit_config, kit_estimate, progress
+from blockbench.pipeline.run_plan import RunPlan
 
 PLACE = {
     "stage": "first stage",

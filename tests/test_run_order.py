@@ -1,14 +1,14 @@
 """The run's order: the cells a claim compares are measured back to back, round by round, in a
-shuffled order (blockbench.run.run_order)."""
+shuffled order (blockbench.pipeline.run_order)."""
 
 from collections import Counter
 
 import yaml
 from conftest import ROOT
 
+from blockbench.pipeline import grid, run_order
+from blockbench.pipeline.stages import read_claims
 from blockbench.records.layout import Cell
-from blockbench.run import grid, run_order
-from blockbench.run.stages import read_claims
 
 # every claim's CPU parts, C5's block among them (a CPU run measures C5 only with this)
 CONFIG = yaml.safe_load((ROOT / "config/config.yaml").read_text()) | {"partial_claims": True}
@@ -150,7 +150,7 @@ def test_a_cell_added_elsewhere_leaves_every_blocks_chains_as_they_were():
 
 
 def test_a_runs_design_names_its_cells_sampling_as_well_as_its_stopping_rule():
-    """blockbench.run.grid.design: a study's runs are of one design only where their cells
+    """blockbench.pipeline.grid.design: a study's runs are of one design only where their cells
     also sample alike; processes that sample for half the time spread otherwise (a run of
     2026-11-25 with `max_time_s` 0.1 took 18 processes more than one with 0.3)."""
     assert CONFIG["sampling"]["max_time_s"] == 0.1

@@ -1,10 +1,11 @@
 """Snakemake stays off the CPU: at most one pending re-evaluation timer, however many jobs
-finish (blockbench.run.scheduler_patch), on a stand-in scheduler and on Snakemake's own class."""
+finish (blockbench.pipeline.scheduler_patch), on a stand-in scheduler and on Snakemake's own
+class."""
 
 import threading
 import time
 
-from blockbench.run.scheduler_patch import PATCHED, quiet_rescheduling
+from blockbench.pipeline.scheduler_patch import PATCHED, quiet_rescheduling
 
 
 class Scheduler:

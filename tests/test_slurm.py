@@ -25,9 +25,9 @@ import slurm_cluster
 from tiny import TINY, workflow_copy
 
 from blockbench.measure import parent, provenance
+from blockbench.pipeline import cluster
+from blockbench.pipeline.stages import read_claims
 from blockbench.present import figure_names
-from blockbench.run import cluster
-from blockbench.run.stages import read_claims
 
 TEST_OVERRIDES = ["--slurm-init-seconds-before-status-checks", "2"]
 # The tiny grid cut to two blocks and one lone cell: on a 2-core machine each SLURM job pays

@@ -29,10 +29,10 @@ from blockbench.judge.claim import Claim
 from blockbench.judge.claim_rules import Precision
 from blockbench.judge.part_evaluators import evaluate_part
 from blockbench.judge.stopping import Need, Unit, allocate, reason
+from blockbench.pipeline import stages
 from blockbench.present import stops
 from blockbench.records import layout
 from blockbench.records.layout import Cell
-from blockbench.run import stages
 
 D = math.log(1.15)
 

@@ -14,7 +14,7 @@ from test_compat import parse_without_science
 from test_workflow import snakemake
 from tiny import TINY, workflow_copy
 
-from blockbench.run import stages
+from blockbench.pipeline import stages
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "config/claims/articles/claims.yaml"

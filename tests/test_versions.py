@@ -10,8 +10,8 @@ import pytest
 from test_workflow import SNAKEMAKE, snakemake
 from tiny import ROOT, workflow_copy
 
+from blockbench.pipeline import grid, run_order, versions
 from blockbench.records import layout
-from blockbench.run import grid, run_order, versions
 
 # An older release than the locked one, from before the new CPU runtime (0.4.32) and with
 # the locked NumPy; its environment is kept under the checkout's .venvs/ (git-ignored), so

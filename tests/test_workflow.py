@@ -22,12 +22,12 @@ from blockbench.judge.between_runs import StudyPart
 from blockbench.judge.studies import Study, study_path
 from blockbench.measure import cores, provenance
 from blockbench.measure.core_speed import FAKE_CORE_SPEED, STEADY
+from blockbench.pipeline import cli_config, grid, kit_config, regenerate, run_order, stages
 from blockbench.present import figure_names
 from blockbench.records import layout
 from blockbench.records.machines import Kind
 from blockbench.records.methods import last_commit_of
 from blockbench.records.store import read_json
-from blockbench.run import cli_config, grid, kit_config, regenerate, run_order, stages
 
 ROOT = Path(__file__).resolve().parents[1]
 SETTINGS = grid.settings(TINY)  # each cell's processes (dot_xx: its block's 2)
@@ -300,7 +300,7 @@ def tiny_run(tmp_path_factory):
 
 @pytest.mark.slow
 def test_each_finished_process_says_where_the_run_stands_in_terminal_and_log(tiny_run):
-    """One line a process (blockbench.run.progress): its place in its stage, its cell, its
+    """One line a process (blockbench.pipeline.progress): its place in its stage, its cell, its
     status and time, and the time the plan's model leaves, scaled by this run's pace."""
     said = (tiny_run / "terminal.txt").read_text()
     pattern = r"blockbench: \[(\d+)/(\d+)\] (\w+/\S+) process (\d+): (\w+) in [\d.]+ s; "
@@ -675,7 +675,7 @@ def test_a_run_is_rebuilt_from_its_raw_json_without_measuring(tiny_run, tmp_path
         [
             sys.executable,
             "-m",
-            "blockbench.run.regenerate",
+            "blockbench.pipeline.regenerate",
             str(run),
             "--out",
             str(tmp_path / "o2"),

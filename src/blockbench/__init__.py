@@ -3,9 +3,9 @@
 The package is cut into layers; a module imports only from its own layer and the ones
 listed after it (tests/test_layers.py checks it):
 
-- `run`: the workflow layer: the grid a config asks for, the order of its jobs, the
+- `pipeline`: the workflow layer: the grid a config asks for, the order of its jobs, the
   stages the Snakemake rules call, JAX releases, SLURM, the GPU kit and the `blockbench`
-  command (`run.cli`, which imports each tool only when it runs). Nothing imports it but
+  command (`pipeline.cli`, which imports each tool only when it runs). Nothing imports it but
   the workflow, the scripts, the benchmarks and `python -m blockbench` (`__main__`, above
   every layer).
 - `present`: figures and the claims report, drawn from what `judge` decided.

@@ -3,7 +3,7 @@ installed (src/ on PYTHONPATH), as on a GPU machine without a package registry."
 
 import sys
 
-from blockbench.run.cli import main
+from blockbench.pipeline.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -3,4 +3,4 @@
 
 class InputError(ValueError):
     """Input the user can fix (a merged file, a claims entry, a study): the workflow reports
-    it as one line naming the file and the reason (blockbench.run.job_log), not a traceback."""
+    it as one line naming the file and the reason (blockbench.pipeline.job_log), not a traceback."""

@@ -10,7 +10,7 @@ from pathlib import Path
 from snakemake.logging import logger
 from snakemake_interface_executor_plugins.settings import DeploymentMethod
 
-from blockbench.run import (
+from blockbench.pipeline import (
     cluster,
     grid,
     kit_estimate,
@@ -55,12 +55,12 @@ try:
     # each catalog's published figures, which its claims name
     FIGURES_FILES = [str(path) for path in figures_files(CLAIMS_FILES)]
     CLAIM_LIST = read_claims(CLAIMS_FILES)
-    # The run plan (blockbench.run.run_plan), the GPU kit's too: every process of the run
+    # The run plan (blockbench.pipeline.run_plan), the GPU kit's too: every process of the run
     # and its settings, the cells its claims read and those `workloads` add.
     PLAN = run_plan.RunPlan(config, CLAIM_LIST)
 except InputError as exc:
     sys.exit(f"blockbench: {exc}")
-# Snakemake's scheduler must not take CPU from the cells (blockbench.run.scheduler_patch).
+# Snakemake's scheduler must not take CPU from the cells (blockbench.pipeline.scheduler_patch).
 QUIET = scheduler_patch.quiet_rescheduling()
 
 # Rounds on demand (blockbench.judge.stopping): a block (the cells a claim divides
@@ -68,13 +68,13 @@ QUIET = scheduler_patch.quiet_rescheduling()
 # cells'); after them the checkpoint `rounds` (rules/rounds.smk) decides how many more each
 # needs for the precision its claims ask, up to `max_rounds`, and the DAG grows by those.
 # Process r of every cell runs in round r, the cells a claim compares back to back
-# (blockbench.run.run_order), and each job of a block's round waits for the one before it on
+# (blockbench.pipeline.run_order), and each job of a block's round waits for the one before it on
 # its device: one chain, which a cluster runs as one job on one node (the `measure_cpu`
 # group's connected jobs).
 RUN = config["run_label"]
 # Where each process of a cell writes its JSON (blockbench.records.layout).
 RAW_FILE = layout.RAW
-# The JAX-version axis (blockbench.run.versions): each release is a run of its own; the
+# The JAX-version axis (blockbench.pipeline.versions): each release is a run of its own; the
 # installed (locked) release keeps the plain run label and this environment.
 VERSIONS = versions.requested(config)
 ENV_PRIORITY = (
@@ -232,7 +232,7 @@ def first_of(wc):
     return [] if job.repeat == 0 else ancient(job.cell.path(wc.run_label, 0))
 
 
-# Each job's place in its stage for its progress line (blockbench.run.progress): when this
+# Each job's place in its stage for its progress line (blockbench.pipeline.progress): when this
 # invocation started, which records it found, and the plan's model of each stage's jobs.
 if not workflow.remote_exec:
     os.environ.setdefault(progress.START_ENV, str(time.time()))
@@ -255,7 +255,7 @@ def stage_places(run_label, added):
 
 
 def measure_job(wc):
-    """The job's record (blockbench.run.measure_job), as JSON: its cell and process, its
+    """The job's record (blockbench.pipeline.measure_job), as JSON: its cell and process, its
     settings (blockbench.records.params) as the run plan gives them with where this workflow
     runs it (the cluster's lock, the JAX release's environment, the patch of Snakemake's
     scheduler, recorded with the measurement), and its place in its stage for its progress

@@ -2,7 +2,7 @@
 # resource limited to 1 by the default profile, and each job also takes a host-wide lock
 # (blockbench.measure.parent), so no two measurements ever share a host's cores or its GPU,
 # whatever --cores says.
-# Priority orders the run (blockbench.run.run_order): process 0 of every cell comes before process
+# Priority orders the run (blockbench.pipeline.run_order): process 0 of every cell comes before process
 # 1 of any, so they see the machine at different minutes, and the cells a claim compares run
 # back to back in a shuffled order within each round (randomized interleaved blocks).
 # CPU cells and accelerator cells are two rules so that each CPU job's resources are
@@ -42,7 +42,7 @@ rule measure:
         gpu_model="",
         slurm_account=ACCOUNT,
         slurm_extra="--exclusive" if CLUSTER["exclusive_cpu"] else "",
-    # the job's record (blockbench.run.measure_job): its cell and process, their settings as
+    # the job's record (blockbench.pipeline.measure_job): its cell and process, their settings as
     # one record (blockbench.records.params: sampling, phases, block, first rounds, design,
     # ... as the run plan gives them, the GPU kit's too) and its place in the run
     params:
@@ -50,7 +50,7 @@ rule measure:
         python=PYTHON,
     # a shell command, not a script: a script's preamble imports Snakemake before every process
     shell:
-        "{params.python} -m blockbench.run.measure_job {params.job:q} {output:q} {log:q}"
+        "{params.python} -m blockbench.pipeline.measure_job {params.job:q} {output:q} {log:q}"
 
 
 use rule measure as measure_accelerator with:

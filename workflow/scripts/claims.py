@@ -1,6 +1,6 @@
 """Snakemake job: judge every claim of the run's catalogs against the measurements."""
 
-from blockbench.run import job_log, stages
+from blockbench.pipeline import job_log, stages
 
 with job_log.logged(snakemake.log[0]):
     stages.build_claims(

@@ -1,7 +1,7 @@
 """Snakemake job: each claim's value, CI and verdict against the JAX release."""
 
+from blockbench.pipeline import job_log
 from blockbench.present import version_figures
-from blockbench.run import job_log
 
 with job_log.logged(snakemake.log[0]):
     version_figures.build(

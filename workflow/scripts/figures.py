@@ -1,7 +1,7 @@
 """Snakemake job: draw every figure of the run (PNG and SVG) from the measurements table."""
 
+from blockbench.pipeline import job_log
 from blockbench.present import figures
-from blockbench.run import job_log
 
 with job_log.logged(snakemake.log[0]):
     figures.draw_all(

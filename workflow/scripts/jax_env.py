@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from blockbench.run import job_log, versions
+from blockbench.pipeline import job_log, versions
 
 with job_log.logged(snakemake.log[0]):
     print(versions.create(snakemake.wildcards.version, Path(snakemake.output[0]).parent))

@@ -1,6 +1,6 @@
 """Snakemake job: after a run's first stage, the rounds each block takes and why each part stops."""
 
-from blockbench.run import job_log, stages
+from blockbench.pipeline import job_log, stages
 
 with job_log.logged(snakemake.log[0]):
     stages.decide_rounds(

@@ -1,6 +1,6 @@
 """Snakemake job: measurement and speedup tables from every raw JSON of the run."""
 
-from blockbench.run import job_log, stages
+from blockbench.pipeline import job_log, stages
 
 with job_log.logged(snakemake.log[0]):
     stages.build_tables(

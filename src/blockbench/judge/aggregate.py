@@ -159,14 +159,14 @@ def cell_columns(record: dict[str, Any], source: Path) -> dict[str, Any]:
         # which host, beyond its kind: a between-run study is of one (judge.studies)
         **{k: _answer(prov["host"].get(k)) for k in ("host_id", "cpu_signature")},
         "host_cpus": prov["host"].get("cpu_count_logical"),
-        # the state the host measured in (blockbench.measure.host_state; None: not told)
+        # the state the host measured in (blockbench.measure.host_power; None: not told)
         "power": _get(record, "host_state", "before", "power"),
         "boost": _get(record, "host_state", "before", "boost"),
         "state_warnings": "; ".join(w for w in record["warnings"] if w.startswith("host state:")),
         "gpu_name": nvml.get("name"),
         "gpu_driver": nvml.get("driver"),
         # the release the cell was planned for (a run's JAX-version axis), and what its
-        # worker imported (blockbench.run.versions)
+        # worker imported (blockbench.pipeline.versions)
         "jax_version": _get(prov, "config", "jax_version") or prov["software"]["packages"]["jax"],
         "jax_imported": _get(prov, "jax", "imported", "jax"),
         "jaxlib_version": prov["software"]["packages"].get("jaxlib"),

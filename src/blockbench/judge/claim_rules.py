@@ -67,7 +67,7 @@ class Precision:
         return self.factor if m is None else min(COARSEST, max(self.factor, math.sqrt(m)))
 
     def words(self) -> str:
-        """As the run's design names it (blockbench.run.grid.design)."""
+        """As the run's design names it (blockbench.pipeline.grid.design)."""
         return f"precision x{self.factor:g}" + (", sized to each claim" if self.from_claims else "")
 
 

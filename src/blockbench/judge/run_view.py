@@ -70,7 +70,7 @@ class RunView:
             for key, g in mine[mine["phase"].notna()].groupby([*CELL, "phase"])
         }
         self.devices = set(self.df["device"])  # requested in this run, present or not
-        # a run measures one JAX release (blockbench.run.versions)
+        # a run measures one JAX release (blockbench.pipeline.versions)
         self.jax_version = ", ".join(sorted(set(self.df["jax_version"].dropna())))
         self.kind = kind_of(self.df) if "cpu_model" in self.df else None
         # whether its host's cores kept their speed, from every process's reading
@@ -221,7 +221,7 @@ class RunView:
     def paired_ratio(self, num: list, den: list, size: int) -> tuple[Spread, int] | None:
         """log(num / den) paired by process, and the processes (rounds) it stands on: when
         every term is a phase of one cell measured by several processes, or the terms' cells
-        were measured back to back in one block, round by round (blockbench.run.run_order).
+        were measured back to back in one block, round by round (blockbench.pipeline.run_order).
         The ratio is taken within each process (round) first, so what it shares (the
         placement, the machine's minute) cancels, and its t has one df fewer than the rounds
         both sides share. None where pairing does not apply."""

@@ -157,7 +157,7 @@ class Study:
 
 
 def design_of(processes: pd.DataFrame) -> str:
-    """The design a run's processes were measured under (blockbench.run.grid.design), the
+    """The design a run's processes were measured under (blockbench.pipeline.grid.design), the
     designs joined where they differ."""
     return "; ".join(sorted(set(processes["design"].fillna("")))) if "design" in processes else ""
 

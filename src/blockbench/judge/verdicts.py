@@ -322,7 +322,7 @@ def _interval(r: PartResult) -> dict[str, Any]:
     interval it was decided on where that is another (a look's, at LOOK_CONFIDENCE), and
     the run's own, with the run's own uncertainty: the t terms on the part's scale, whose
     root sum of squares is its standard error, and the processes (rounds) behind it, which
-    pooling and a study read back (blockbench.judge.pooling, .study_making)."""
+    pooling and a study read back (blockbench.judge.pooling, .study_build)."""
     measured = r.spread is not None and r.run_low is not None
     return {
         "measured": r.measured,

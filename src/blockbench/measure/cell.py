@@ -18,7 +18,7 @@ import numpy as np
 from blockbench.measure import core_speed, cores, harness, jax_compat, provenance
 from blockbench.measure.disturbance import Probe
 from blockbench.measure.phase_record import phase_record, warnings
-from blockbench.measure.probe import safe
+from blockbench.measure.safe_read import safe
 from blockbench.measure.sampling import (
     TIMER_COST_S,
     PhaseRun,

@@ -10,11 +10,11 @@ the command's exit status.
 import argparse
 import os
 
-from blockbench.measure import core_speed, cores, host_state, provenance
+from blockbench.measure import core_speed, cores, host_power, provenance
 
 
 def state_check(argv: list[str] | None = None) -> int:
-    """What blockbench.measure.host_state reads for every core this process may use and
+    """What blockbench.measure.host_power reads for every core this process may use and
     which BLAS kernel NumPy will run: 1 where either would slow the cells, else 0."""
     argparse.ArgumentParser(
         prog="blockbench host-check",
@@ -22,15 +22,15 @@ def state_check(argv: list[str] | None = None) -> int:
         "something in it would slow the cells or NumPy's BLAS).",
     ).parse_args(argv)
     allowed = cores.allowed()
-    state = host_state.read(allowed)
+    state = host_power.read(allowed)
     print(f"CPU: {provenance.cpu_model()}, {len(allowed)} cores this process may use")
-    print(*host_state.describe(state), sep="\n")
+    print(*host_power.describe(state), sep="\n")
     # what NumPy's BLAS will run here, and whether the environment chose it
     facts = {"env": provenance.environment(), "blas": provenance.blas()}
     forced = provenance.blas_warnings(facts, blas_cell=True)
     print(*(forced or ["NumPy's BLAS picks its own kernel"]), sep="\n")
     print("whether the cores keep their speed: blockbench core-speed")
-    return 1 if host_state.speed_warnings(state) or forced else 0
+    return 1 if host_power.speed_warnings(state) or forced else 0
 
 
 def speed_check(argv: list[str] | None = None) -> int:

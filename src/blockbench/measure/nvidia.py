@@ -8,7 +8,7 @@ import ctypes
 import os
 from typing import Any
 
-from blockbench.measure.probe import safe
+from blockbench.measure.safe_read import safe
 
 # Tests only: the GPU a cell asked for the GPU runs as, on JAX's CPU device, through every
 # GPU code path (tests/fake_gpu.py puts nvidia-smi, pynvml and a CUDA plugin's dist-info

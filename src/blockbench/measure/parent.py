@@ -25,7 +25,7 @@ from typing import Any
 
 import psutil
 
-from blockbench.measure import cores, gpu_ready, host_state, provenance, run_host
+from blockbench.measure import cores, gpu_ready, host_kind, host_power, provenance
 from blockbench.measure.host_load import HostLoad, load_warnings
 from blockbench.records.layout import Cell, first_process, installed_jax
 from blockbench.records.params import CellSpec, MeasureParams
@@ -294,7 +294,7 @@ def run_locked(spec: CellSpec, lock_fd: int, started: float) -> tuple[dict[str, 
     params = spec.params
     env = read_json(params.jax_env) if params.jax_env else None
     planned = env["jax_version"] if env else installed_jax()
-    load, state = HostLoad(spec.cores), host_state.read(spec.cores)
+    load, state = HostLoad(spec.cores), host_power.read(spec.cores)
     if params.not_run:
         outcome = unavailable(params.not_run)
     elif env and not env["usable"]:
@@ -304,7 +304,7 @@ def run_locked(spec: CellSpec, lock_fd: int, started: float) -> tuple[dict[str, 
             spec, params.budget_s, lock_fd, env["python"] if env else sys.executable
         )
     host_load = load.finish()
-    state = {"before": state, "after": host_state.read(spec.cores)}
+    state = {"before": state, "after": host_power.read(spec.cores)}
     return outcome, Ran(planned, host_load, state, started, time.time())
 
 
@@ -357,7 +357,7 @@ def process_record(
         record["warnings"]
         + load_warnings(ran.host_load)
         + version_warnings(record, ran.planned)
-        + host_state.speed_warnings(ran.host_state["before"], ran.host_state["after"])
+        + host_power.speed_warnings(ran.host_state["before"], ran.host_state["after"])
     )
     return record
 
@@ -376,9 +376,9 @@ def measure(
     written (whatever its status); EXIT_BAD_CELL or EXIT_WRONG_HOST where none is."""
     out = Path(out)
     lock = lock_path(lock, Path(params.lock_dir) if params.lock_dir else None)
-    run_dir = run_host.run_dir_of(out, cell, repeat)
+    run_dir = host_kind.run_dir_of(out, cell, repeat)
     if run_dir is not None:
-        wrong = run_host.mismatch(run_dir, run_host.here(cell.device))
+        wrong = host_kind.mismatch(run_dir, host_kind.here(cell.device))
         if wrong:  # no file: the cell stays to be measured on a node of the run's kind
             print(f"not measuring: {wrong}", file=sys.stderr)
             return EXIT_WRONG_HOST

@@ -21,9 +21,9 @@ from typing import Any
 
 import psutil
 
-from blockbench.measure import cores, host_state
+from blockbench.measure import cores, host_power
 from blockbench.measure.nvidia import FakedGpu, cuda_ordinal, cuda_pci_bus_id, fake_gpu, nvml_gpu
-from blockbench.measure.probe import safe
+from blockbench.measure.safe_read import safe
 from blockbench.measure.slurm_job import granted_cpus, slurm
 
 # Environment variables that change how fast JAX or NumPy run, or where they run (among
@@ -105,7 +105,7 @@ def host() -> dict[str, Any]:
         "cpu_affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
         "cpu_freq_mhz": {"current": freq.current, "max": freq.max} if freq else None,
         # on a laptop one core at `powersave` slows the cell that lands on it
-        "cpu_governor": host_state.summary(per_core := host_state.governors(cores.allowed())),
+        "cpu_governor": host_power.summary(per_core := host_power.governors(cores.allowed())),
         "cpu_governors": per_core,
         "memory_total_bytes": psutil.virtual_memory().total,
         "memory_available_bytes": psutil.virtual_memory().available,

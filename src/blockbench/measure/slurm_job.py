@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from blockbench.measure.probe import safe
+from blockbench.measure.safe_read import safe
 
 # SLURM facts a reader needs to place a result: job, step, node, and the CPUs and GPUs it
 # was granted. Inside a job step SLURM_CPUS_ON_NODE counts the step's CPUs, not the job's.

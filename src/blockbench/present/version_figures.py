@@ -1,7 +1,7 @@
 """Verdicts by JAX release: each claim's value with its CI against the release, one line per
 device model, the verdict at each release, the article's value for reference.
 
-Drawn from the claims table, where each release is a run of its own (blockbench.run.versions);
+Drawn from the claims table, where each release is a run of its own (blockbench.pipeline.versions);
 a claim is never pooled or paired across releases, only set side by side.
 """
 

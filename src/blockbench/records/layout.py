@@ -77,7 +77,7 @@ def first_process(path: str | Path) -> Path:
 DECISION = "results/raw/{run_label}/rounds.json"
 # What the check before a run's first GPU cell read (blockbench.measure.gpu_ready).
 GPU_READY = "results/raw/{run_label}/gpu_ready.json"
-# In a run the GPU kit measured (blockbench.run.gpu_kit), beside its measurements: its parts,
+# In a run the GPU kit measured (blockbench.pipeline.gpu_kit), beside its measurements: its parts,
 # the versions it ran, and its final rounds decision.
 KIT_MANIFEST = "kit.json"
 

@@ -2,7 +2,7 @@
 pooled by one between-run study. Another CPU model or count of logical CPUs, or for a GPU
 cell another GPU model, is another speed.
 
-Checked before a cell measures (blockbench.measure.run_host), over a run's finished records
+Checked before a cell measures (blockbench.measure.host_kind), over a run's finished records
 (blockbench.judge.aggregate) and when a study is made or applied (blockbench.judge.studies).
 """
 

@@ -1,5 +1,5 @@
 """One record of how one worker process of a cell is measured: what the run plan decides
-(blockbench.run.run_plan), the workflow's measure rule and the GPU kit pass on, the parent's
+(blockbench.pipeline.run_plan), the workflow's measure rule and the GPU kit pass on, the parent's
 command line carries (blockbench.measure.parent) and every measurement keeps; and what the
 parent tells the worker, those settings with the cell and where it runs (`CellSpec`).
 
@@ -78,7 +78,7 @@ class MeasureParams:
     block: str = option(
         "",
         "the block of cells measured back to back with this one, round by round (recorded: "
-        "claims pair their ratios by process within a block; blockbench.run.run_order)",
+        "claims pair their ratios by process within a block; blockbench.pipeline.run_order)",
     )
     first_rounds: int = option(
         0,
@@ -103,12 +103,12 @@ class MeasureParams:
     )
     jax_env: str = option(
         "",
-        "the env.json of another JAX release's environment (blockbench.run.versions): the "
+        "the env.json of another JAX release's environment (blockbench.pipeline.versions): the "
         "worker runs in it (default: this Python and the JAX installed here)",
     )
     scheduler_patch: str = option(
         "",
-        "what the workflow's patch of Snakemake's scheduler did (blockbench.run."
+        "what the workflow's patch of Snakemake's scheduler did (blockbench.pipeline."
         "scheduler_patch), recorded with the measurement: unpatched, its timers take CPU",
     )
     not_run: str = option(

@@ -15,7 +15,7 @@ CONFIDENCE = 0.95
 # (blockbench.judge.aggregate). 3: rounds on
 # demand (a two-stage design, judged with Stein's interval: blockbench.judge.stopping). 4: a
 # block's round is one chain of jobs, one node on a cluster, in an order drawn for the block
-# alone (blockbench.run.run_order.chains): after an update a run's chained cells are measured
+# alone (blockbench.pipeline.run_order.chains): after an update a run's chained cells are measured
 # again, and pairing them with cells of the older order would compare two minutes.
 # 5: each steady call's result dropped before the next call, as the articles' %timeit does; a
 # process's first phases warm up for `warmup_s` (StopRule), not for one call.
@@ -61,7 +61,7 @@ EXIT_WRONG_HOST = 69  # EX_UNAVAILABLE: not the run's kind of host, nothing was 
 
 
 # The sampling rule's constants, here rather than in blockbench.measure.sampling so that the
-# GPU kit's time model (blockbench.run.kit_estimate) reads them where no NumPy is installed
+# GPU kit's time model (blockbench.pipeline.kit_estimate) reads them where no NumPy is installed
 # (the workflow's parse in an environment of Snakemake alone).
 # Samples per process of a phase timed one call each (dispatch): its distribution has a
 # slow mode (a preempted Python thread) that 2-5 samples cannot show...

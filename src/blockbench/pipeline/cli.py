@@ -41,19 +41,23 @@ COMMANDS = {
         "blockbench.measure.host_check", "speed_check", "does each core keep its speed?"
     ),
     "gpu-kit": Command(
-        "blockbench.run.gpu_kit", "main", "the GPU claims' cells, on a GPU machine (docs/gpu.md)"
+        "blockbench.pipeline.gpu_kit",
+        "main",
+        "the GPU claims' cells, on a GPU machine (docs/gpu.md)",
     ),
     "claims": Command(
-        "blockbench.run.claims_list", "main", "each claim: its devices, cells and time here"
+        "blockbench.pipeline.claims_list", "main", "each claim: its devices, cells and time here"
     ),
     "study": Command(
-        "blockbench.run.make_study", "main", "a between-run study from several runs' raw JSON"
+        "blockbench.pipeline.study_cli", "main", "a between-run study from several runs' raw JSON"
     ),
     "compare": Command(
         "blockbench.present.run_comparison", "main", "several runs' claims.csv, claim by claim"
     ),
     "regenerate": Command(
-        "blockbench.run.regenerate", "main", "rebuild a run's claims and figures from its raw JSON"
+        "blockbench.pipeline.regenerate",
+        "main",
+        "rebuild a run's claims and figures from its raw JSON",
     ),
     # unlisted: the maintainers rewrite the README's first screen with it when a reference
     # changes (tests/test_docs.py says when)

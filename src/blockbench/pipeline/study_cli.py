@@ -9,7 +9,7 @@ Each RUN_DIR holds one run's raw JSON (`results/raw/<label>`, or a committed
 `results/reference/<label>/raw`); `=LABEL` names a run whose files carry a label another run
 shares (every default run is `local`). Runs made at different times (hours or days apart)
 are what the study is for: runs minutes apart share the machine's state and understate the
-spread (it says so where they span under study_making.MIN_SPAN_H hours). Every run must be
+spread (it says so where they span under study_build.MIN_SPAN_H hours). Every run must be
 of one kind of machine and measured by one method (METHOD_VERSION). The study records whether the
 host's cores kept their speed, from the runs' own readings (blockbench.measure.core_speed),
 or from `--core-speed` (what `blockbench core-speed` said) for runs made before processes
@@ -38,7 +38,7 @@ from blockbench.judge import aggregate, verdicts
 from blockbench.judge.claim import Claim
 from blockbench.judge.claim_rules import read_claims
 from blockbench.judge.studies import HOST, KIND, MIN_PROCESS_VALUES, Study, host_of, study_path
-from blockbench.judge.study_making import (
+from blockbench.judge.study_build import (
     held_after,
     host_speed,
     started_at,
@@ -46,10 +46,10 @@ from blockbench.judge.study_making import (
     too_close,
 )
 from blockbench.measure.core_speed import STEADY, TWO_SPEED
+from blockbench.pipeline.stages import write_table
 from blockbench.present.claims_report import docs_from, to_markdown
 from blockbench.present.run_comparison import with_other_runs
 from blockbench.records.layout import raw_files, run_dir
-from blockbench.run.stages import write_table
 
 ROOT = Path(__file__).resolve().parents[3]  # the checkout whose config the study joins
 

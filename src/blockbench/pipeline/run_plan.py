@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from blockbench.judge.claim import Claim
+from blockbench.pipeline import grid, run_order
+from blockbench.pipeline.grid import Phases
 from blockbench.records.layout import Cell
 from blockbench.records.params import MeasureParams
 from blockbench.records.spec import StopRule
-from blockbench.run import grid, run_order
-from blockbench.run.grid import Phases
 
 
 @dataclass(frozen=True, order=True)

@@ -21,7 +21,7 @@ from typing import Any
 import psutil
 
 from blockbench.measure import gpu_ready, provenance
-from blockbench.measure.probe import safe
+from blockbench.measure.safe_read import safe
 from blockbench.records.layout import Cell
 from blockbench.records.machines import Kind
 
@@ -84,7 +84,7 @@ def gpu_words(kind: dict[str, Any]) -> str:
 
 
 def mismatch(run_dir: Path, here: dict[str, Any]) -> str | None:
-    """Record `here` (run_host.here) as the run's kind if none is recorded yet, and its GPU
+    """Record `here` (host_kind.here) as the run's kind if none is recorded yet, and its GPU
     as the run's GPU if `here` is a GPU cell's and none is, else the one line saying how
     this host differs; None: the same kind. A host where nvidia-smi reads no GPU records no
     GPU kind (its cell is `unavailable` anyway), but differs from one recorded."""

@@ -1,6 +1,6 @@
 """A between-run study made from several runs' tables (`study`), and what is said of it: the
 span its runs cover (`too_close`) and how runs made after that span held its mean
-(`held_after`). `blockbench study` (blockbench.run.make_study) writes what this makes.
+(`held_after`). `blockbench study` (blockbench.pipeline.study_cli) writes what this makes.
 
 Runs that cannot make one study (another kind of machine, method, design, BLAS kernel or,
 for a study of one host, another host) are refused with an InputError naming what differs:

@@ -21,9 +21,9 @@ from typing import Any
 from blockbench.errors import InputError
 from blockbench.judge.claim import Claim
 from blockbench.judge.claim_rules import Precision
+from blockbench.pipeline import versions
 from blockbench.records.layout import Cell, raw_files, run_dir
 from blockbench.records.spec import PHASES, per_process
-from blockbench.run import versions
 from blockbench.workloads.registry import STYLE_PHASES, WORKLOADS, impls_of
 
 ACCELERATORS = ("gpu", "tpu")

@@ -124,7 +124,7 @@ def _guess(get_account: Callable[[Any], str | None]) -> str | None:
     import logging
 
     try:
-        return get_account(logging.getLogger("blockbench.run.cluster")) or None
+        return get_account(logging.getLogger("blockbench.pipeline.cluster")) or None
     except OSError:  # no sacct at all: the plugin would fail the same way when submitting
         return None
 

@@ -15,12 +15,12 @@ from pathlib import Path
 from blockbench.judge import claim_rules
 from blockbench.judge.claim import Claim
 from blockbench.measure import provenance
+from blockbench.pipeline import kit_config, kit_estimate
+from blockbench.pipeline.kit_estimate import MODEL
+from blockbench.pipeline.run_plan import Job, RunPlan
 from blockbench.present.front_page import kinds
 from blockbench.records.layout import Cell, raw_files
 from blockbench.records.store import read_json
-from blockbench.run import kit_config, kit_estimate
-from blockbench.run.kit_estimate import MODEL
-from blockbench.run.run_plan import Job, RunPlan
 
 Walls = dict[Cell, list[float]]
 

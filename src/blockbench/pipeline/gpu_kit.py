@@ -2,13 +2,13 @@
 
 It is for a machine without Snakemake or a package registry, that may limit how long one
 command runs, and from which only a few files come back. It measures the run plan the
-workflow would (blockbench.run.run_plan: the same processes and settings) through the
+workflow would (blockbench.pipeline.run_plan: the same processes and settings) through the
 workflow's own measuring function (parent.measure), in the order of a run:
 
-1. the first minute (blockbench.run.kit_first_minute): the GPU checked, a GPU and a CPU
+1. the first minute (blockbench.pipeline.kit_first_minute): the GPU checked, a GPU and a CPU
    worker's start timed; a machine that fails any of it stops there, with one line naming
    the cause, before the grid;
-2. the re-plan (blockbench.run.kit_estimate): the first stage estimated with the starts
+2. the re-plan (blockbench.pipeline.kit_estimate): the first stage estimated with the starts
    measured here; where it would not fit the part, whole blocks that decide no claim part
    are left out, least needed first, and recorded as such;
 3. the first stage, the blocks that decide claims first (config `deciding_first`), then the
@@ -17,7 +17,7 @@ workflow's own measuring function (parent.measure), in the order of a run:
    measured, is final: it travels in the archive's manifest, and judging at home never asks
    for a GPU round that was not measured.
 
-Every process's JSON is packed into one archive after it is written (blockbench.run.
+Every process's JSON is packed into one archive after it is written (blockbench.pipeline.
 kit_archive); the command run again resumes from what exists (or from an archive, on a
 fresh machine). At home the archive unpacks into results/raw/<run_label>/, where the
 workflow finds every cell measured and only builds tables, figures and claims.
@@ -33,20 +33,20 @@ from typing import Any, TextIO
 
 from blockbench.errors import InputError
 from blockbench.measure import parent
-from blockbench.records import layout, store
-from blockbench.records.layout import Cell
-from blockbench.records.spec import EXIT_WRONG_HOST
-from blockbench.run import grid, kit_estimate, stages
-from blockbench.run.kit_archive import MANIFEST, pack, unpack, validated, versions
-from blockbench.run.kit_config import (
+from blockbench.pipeline import grid, kit_estimate, stages
+from blockbench.pipeline.kit_archive import MANIFEST, pack, unpack, validated, versions
+from blockbench.pipeline.kit_config import (
     QUICK_CONFIG,
     ROOT,
     claims_files,
     load_config,
     run_plan,
 )
-from blockbench.run.kit_first_minute import first_minute, gated
-from blockbench.run.run_plan import Job, RunPlan
+from blockbench.pipeline.kit_first_minute import first_minute, gated
+from blockbench.pipeline.run_plan import Job, RunPlan
+from blockbench.records import layout, store
+from blockbench.records.layout import Cell
+from blockbench.records.spec import EXIT_WRONG_HOST
 
 # Kept free at the end of a part: the last archive and the exit.
 PACK_RESERVE_S = 10.0

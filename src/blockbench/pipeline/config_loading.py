@@ -1,10 +1,10 @@
 """The one way a config becomes a run's: the workflow (workflow/Snakefile) and the GPU kit
-(blockbench.run.kit_config) both call `load`, so both plan from the same whole config.
+(blockbench.pipeline.kit_config) both call `load`, so both plan from the same whole config.
 
 `load` fills the schema's defaults (as Snakemake's `validate` would, into list items too),
 refuses a key a closed mapping of the schema does not know, checks the whole schema where
 jsonschema is installed (the workflow's environment; the GPU image has none), then checks the
-grid against the workload registry and the file system (blockbench.run.grid.check). Standard
+grid against the workload registry and the file system (blockbench.pipeline.grid.check). Standard
 library and yaml only, so that it runs on the GPU image.
 """
 
@@ -15,8 +15,8 @@ from typing import Any
 
 import yaml
 
-from blockbench.run import grid
-from blockbench.run.grid import ConfigError
+from blockbench.pipeline import grid
+from blockbench.pipeline.grid import ConfigError
 
 ROOT = Path(__file__).resolve().parents[3]
 BASE_CONFIG = ROOT / "config" / "config.yaml"

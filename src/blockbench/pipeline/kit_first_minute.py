@@ -4,7 +4,7 @@
 first call pays for a cold disk), one short cell through every GPU phase and one short CPU
 cell, summarised on one screen. A machine that fails any of it stops there, with one line
 naming the cause, before the grid. The two cells' records time a GPU and a CPU worker's start,
-with which the kit re-plans the grid (blockbench.run.kit_estimate).
+with which the kit re-plans the grid (blockbench.pipeline.kit_estimate).
 """
 
 import os
@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from blockbench.measure import gpu_ready, parent
+from blockbench.pipeline.kit_estimate import SMOKE, SMOKE_CPU, smoke_params, start_s
+from blockbench.pipeline.run_plan import RunPlan
 from blockbench.records import layout, store
-from blockbench.run.kit_estimate import SMOKE, SMOKE_CPU, smoke_params, start_s
-from blockbench.run.run_plan import RunPlan
 
 SMOKE_FILES = {SMOKE: "smoke.json", SMOKE_CPU: "smoke-cpu.json"}
 # Loads the CUDA plugin, cuBLAS and the compiler from disk once, in a process of its own.

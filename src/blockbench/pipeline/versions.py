@@ -55,8 +55,8 @@ def requested(config: dict[str, Any]) -> list[str]:
 
 def priority(base: int, jobs: int, cells: int, index: int, count: int) -> int:
     """A job's priority with `count` releases, from its priority in one release's order
-    (blockbench.run.run_order: `jobs` jobs, rounds of `cells` cells). Rounds stay the outer loop;
-    within a round the releases take turns, each with its blocks back to back, and the
+    (blockbench.pipeline.run_order: `jobs` jobs, rounds of `cells` cells). Rounds stay the
+    outer loop; within a round the releases take turns, each with its blocks back to back, and the
     release that leads rotates from round to round."""
     position = jobs - base
     round_, within = divmod(position, cells)

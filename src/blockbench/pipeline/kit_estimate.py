@@ -14,6 +14,9 @@ from copy import deepcopy
 from dataclasses import asdict
 from typing import Any
 
+from blockbench.pipeline import progress, run_order
+from blockbench.pipeline.grid import ACCELERATORS
+from blockbench.pipeline.run_plan import Job, RunPlan
 from blockbench.records.layout import Cell
 from blockbench.records.params import MeasureParams
 from blockbench.records.spec import (
@@ -22,9 +25,6 @@ from blockbench.records.spec import (
     SINGLE_CALL_WALL_S,
     StopRule,
 )
-from blockbench.run import progress, run_order
-from blockbench.run.grid import ACCELERATORS
-from blockbench.run.run_plan import Job, RunPlan
 from blockbench.workloads.registry import STYLE_PHASES, WORKLOADS, impls_of
 
 # Work a second where a cell was never measured: a plain 2-core CPU's order of magnitude

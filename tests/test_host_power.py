@@ -14,9 +14,9 @@ import pandas as pd
 import pytest
 from hosts import REFERENCE, ROOT
 
-from blockbench.measure import host_state
+from blockbench.measure import host_power
+from blockbench.pipeline import stages
 from blockbench.records import layout
-from blockbench.run import stages
 
 # the check a user runs before measuring, in a fresh process as they run it
 HOST_CHECK = [sys.executable, "-m", "blockbench", "host-check"]
@@ -53,7 +53,7 @@ def fake_sys(
 
 
 def test_a_machine_that_exposes_nothing_claims_nothing(tmp_path):
-    state = host_state.read([0, 1], fake_sys(tmp_path))
+    state = host_power.read([0, 1], fake_sys(tmp_path))
     assert state == {
         "power": None,
         "boost": None,
@@ -61,14 +61,14 @@ def test_a_machine_that_exposes_nothing_claims_nothing(tmp_path):
         "governors": {},
         "throttle_counts": {},
     }
-    assert host_state.speed_warnings(state, state) == []
+    assert host_power.speed_warnings(state, state) == []
 
 
 def test_a_laptop_on_ac_at_full_speed_has_no_warning(tmp_path):
     root = fake_sys(tmp_path, power="ac", boost="1", governors={0: "performance", 1: "performance"})
-    state = host_state.read([0, 1], root)
+    state = host_power.read([0, 1], root)
     assert state["power"] == "ac" and state["boost"] is True
-    assert host_state.speed_warnings(state, state) == []
+    assert host_power.speed_warnings(state, state) == []
 
 
 @pytest.mark.parametrize(
@@ -84,29 +84,29 @@ def test_a_laptop_on_ac_at_full_speed_has_no_warning(tmp_path):
     ids=["battery", "boost off", "powersave on one core"],
 )
 def test_a_state_that_changes_speed_is_a_warning(tmp_path, setup, says):
-    state = host_state.read([0, 1], fake_sys(tmp_path, **setup))
-    assert host_state.speed_warnings(state, state) == [says]
+    state = host_power.read([0, 1], fake_sys(tmp_path, **setup))
+    assert host_power.speed_warnings(state, state) == [says]
 
 
 def test_powersave_is_the_normal_governor_where_the_hardware_picks_the_frequency(tmp_path):
     root = fake_sys(tmp_path, driver="intel_pstate", governors={0: "powersave", 1: "powersave"})
-    assert host_state.speed_warnings(host_state.read([0, 1], root)) == []
+    assert host_power.speed_warnings(host_power.read([0, 1], root)) == []
 
 
 def test_throttling_during_the_cell_is_counted_on_its_cores_only(tmp_path):
-    before = host_state.read([0], fake_sys(tmp_path / "a", throttled={0: 5, 1: 0}))
-    after = host_state.read([0], fake_sys(tmp_path / "b", throttled={0: 12, 1: 40}))
-    assert host_state.speed_warnings(before, after) == [
+    before = host_power.read([0], fake_sys(tmp_path / "a", throttled={0: 5, 1: 0}))
+    after = host_power.read([0], fake_sys(tmp_path / "b", throttled={0: 12, 1: 40}))
+    assert host_power.speed_warnings(before, after) == [
         "host state: 7 thermal throttling events during the cell"
     ]
 
 
 def test_governors_of_every_core_the_cell_may_use_and_their_summary(tmp_path):
     root = fake_sys(tmp_path, governors={0: "performance", 1: "powersave", 2: "performance"})
-    per_core = host_state.governors([0, 1, 2], root)
+    per_core = host_power.governors([0, 1, 2], root)
     assert per_core == {"0": "performance", "1": "powersave", "2": "performance"}
-    assert host_state.summary(per_core) == "performance (0, 2); powersave (1)"
-    assert host_state.summary({"0": "schedutil"}) == "schedutil"
+    assert host_power.summary(per_core) == "performance (0, 2); powersave (1)"
+    assert host_power.summary({"0": "schedutil"}) == "schedutil"
 
 
 def test_the_check_before_measuring_runs_on_this_machine():
@@ -133,8 +133,8 @@ def test_the_check_before_measuring_says_whether_the_environment_chose_numpys_ke
 
 
 def test_the_screen_names_what_would_slow_the_cells(tmp_path):
-    state = host_state.read([0, 1], fake_sys(tmp_path, power="battery", boost="1"))
-    assert host_state.describe(state) == [
+    state = host_power.read([0, 1], fake_sys(tmp_path, power="battery", boost="1"))
+    assert host_power.describe(state) == [
         "power: battery",
         "turbo boost: on",
         "frequency driver: not exposed here",
@@ -190,9 +190,9 @@ def test_a_run_measured_on_battery_is_named_and_warned_of_in_claims_md(tmp_path)
     files = layout.raw_files(run)
     for path in files[:2]:
         record = json.loads(path.read_text())
-        state = host_state.read([0, 1], fake_sys(tmp_path / "sys", power="battery"))
+        state = host_power.read([0, 1], fake_sys(tmp_path / "sys", power="battery"))
         record["host_state"] = {"before": state, "after": state}
-        record["warnings"] += host_state.speed_warnings(state, state)
+        record["warnings"] += host_power.speed_warnings(state, state)
         path.write_text(json.dumps(record))
     md = judged(tmp_path, files) / "claims.md"
     text = md.read_text()

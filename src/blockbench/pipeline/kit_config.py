@@ -1,5 +1,5 @@
 """The GPU kit's configuration: a grid file merged over config/config.yaml as Snakemake
-merges a --configfile, loaded by the workflow's own loader (blockbench.run.config_loading,
+merges a --configfile, loaded by the workflow's own loader (blockbench.pipeline.config_loading,
 which runs on the GPU image), and the run plan it makes.
 """
 
@@ -9,9 +9,9 @@ from typing import Any
 import yaml
 
 from blockbench.judge import claim_rules
-from blockbench.run import config_loading
-from blockbench.run.config_loading import BASE_CONFIG, ROOT
-from blockbench.run.run_plan import RunPlan
+from blockbench.pipeline import config_loading
+from blockbench.pipeline.config_loading import BASE_CONFIG, ROOT
+from blockbench.pipeline.run_plan import RunPlan
 
 QUICK_CONFIG = ROOT / "config" / "gpu-quick.yaml"
 

@@ -1,8 +1,8 @@
 """The workflow's measure job (rule `measure`): one worker process of one cell, measured with
 the run plan's settings (the function `blockbench measure` calls), then a line saying where
-the run stands (blockbench.run.progress), in the job's log and on the terminal.
+the run stands (blockbench.pipeline.progress), in the job's log and on the terminal.
 
-    python -m blockbench.run.measure_job JOB OUT LOG
+    python -m blockbench.pipeline.measure_job JOB OUT LOG
 
 JOB is the job's record as JSON: its cell, process, run label, settings (one
 blockbench.records.params record, as the run plan gives it) and place in the run. The rule
@@ -17,10 +17,10 @@ import time
 from pathlib import Path
 
 from blockbench.measure.parent import measure
+from blockbench.pipeline import job_log, progress
 from blockbench.records.layout import Cell
 from blockbench.records.params import MeasureParams
 from blockbench.records.store import read_json
-from blockbench.run import job_log, progress
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from blockbench.errors import InputError
+from blockbench.pipeline.grid import ACCELERATORS
 from blockbench.records import layout, store
-from blockbench.run.grid import ACCELERATORS
 
 MANIFEST = layout.KIT_MANIFEST
 
