@@ -18,6 +18,7 @@ import pytest
 from conftest import FAST, run_measure
 
 from blockbench.judge import aggregate, verdicts
+from blockbench.judge.claim import RATIO, Claim, Part, Term
 from blockbench.measure import cores, parent
 from blockbench.measure.cell import WARMED_BY_CHECK
 from blockbench.measure.parent import host_lock
@@ -353,22 +354,24 @@ def test_a_a_the_same_cell_measured_twice_is_not_judged_different(tmp_path):
         assert rc == 0 and record["status"] == "ok", err
         files.append(out)
     proc = aggregate.processes(files)
-    part = {
-        "name": "b / a",
-        "num": {"device": "cpu", "workload": "selu", "impl": "numpy_b"},
-        "den": {"device": "cpu", "workload": "selu", "impl": "numpy"},
-        "size": 10000,
-        "code": "selu(x) / selu(x)",
-        "why": "A/A",
-        "holds_if": "> 1",
-    }
-    claim = {"id": "AA", "slug": "aa", "source": "s", "statement": "t", "article": "a"}
+    # built as the parser would, since `numpy_b` (the second group) is no registered impl
+    part = Part(
+        "b / a",
+        RATIO,
+        "selu(x) / selu(x)",
+        num=(Term("cpu", "selu", "numpy_b"),),
+        den=(Term("cpu", "selu", "numpy"),),
+        size=10000,
+        holds_if="> 1",
+        why="A/A",
+    )
+    claim = Claim("AA", "aa", "s", "t", (part,), article="a")
     splits = [g for g in itertools.combinations(range(8), 4) if 0 in g]  # each split once
     covered = 0
     for group in splits:
         split = proc.assign(impl=proc["repeat"].map(lambda r, g=group: "numpy_b" * (r in g)))
         split["impl"] = split["impl"].replace("", "numpy")
-        result, _ = verdicts.judge(aggregate.cells(split), split, [{**claim, "parts": [part]}])
+        result, _ = verdicts.judge(aggregate.cells(split), split, [claim])
         r = result.iloc[0]
         covered += r["ci_low"] <= 1.0 <= r["ci_high"]
     assert covered >= 0.8 * len(splits), f"{covered} of {len(splits)} splits cover 1"

@@ -15,10 +15,10 @@ from typing import Any
 import yaml
 
 from blockbench.errors import InputError
-from blockbench.judge.claim import STEADY, Term
+from blockbench.judge.claim import Term
 from blockbench.records.layout import FIELDS
-from blockbench.records.spec import DEVICES, PHASES
-from blockbench.workloads.registry import WORKLOADS, impls_of
+from blockbench.records.spec import STEADY
+from blockbench.workloads.registry import check_term
 
 UNITS = ("s", "x", "exponent", "values")
 SOURCE_KEYS = ("title", "hardware", "setup", "figures")
@@ -121,15 +121,11 @@ def _placed(where: str, cell: Any) -> Placed:
     unknown = set(cell) - CELL_KEYS
     if unknown:
         raise ArticlesError(f"{where}: unknown cell keys {sorted(unknown)}")
-    if cell["device"] not in DEVICES:
-        raise ArticlesError(f"{where}: device {cell['device']!r} is not one of {list(DEVICES)}")
-    if cell["workload"] not in WORKLOADS:
-        raise ArticlesError(f"{where}: workload {cell['workload']!r} is not a known workload")
-    if cell["impl"] not in impls_of(cell["workload"]):
-        raise ArticlesError(f"{where}: {cell['workload']} has no implementation {cell['impl']!r}")
     phase = cell.get("phase", STEADY)
-    if phase not in PHASES:
-        raise ArticlesError(f"{where}: phase {phase!r} is not one of {list(PHASES)}")
+    try:
+        check_term(cell["device"], cell["workload"], cell["impl"], phase)
+    except ValueError as exc:
+        raise ArticlesError(f"{where}: {exc}") from None
     return Placed(Term(cell["device"], cell["workload"], cell["impl"], phase), cell["size"])
 
 

@@ -18,10 +18,10 @@ from typing import Any
 
 from blockbench.errors import InputError
 from blockbench.records.layout import Cell
+from blockbench.records.spec import STEADY
 
 RATIO, TREND, GROWTH, CHECK = KINDS = ("ratio", "trend", "growth", "check")
 HOLDS, FAILS, INCONCLUSIVE = "holds", "fails", "inconclusive"
-STEADY = "steady"  # the phase a term reads where it names none
 CONDITION = re.compile(r"^\s*(>=|>|<=|<)\s*([0-9.eE+-]+)\s*$|^\s*between\s+(\S+)\s+and\s+(\S+)\s*$")
 
 

@@ -22,9 +22,9 @@ import yaml
 from blockbench.errors import InputError
 from blockbench.judge import articles
 from blockbench.judge.articles import SAYS_JOIN, Articles
-from blockbench.judge.claim import KINDS, RATIO, STEADY, Claim, ClaimConfigError, Part, Term, region
-from blockbench.records.spec import DEVICES, PHASES
-from blockbench.workloads.registry import WORKLOADS, impls_of
+from blockbench.judge.claim import KINDS, RATIO, Claim, ClaimConfigError, Part, Term, region
+from blockbench.records.spec import PHASES, STEADY
+from blockbench.workloads.registry import WORKLOADS, check_term
 
 CLAIM_KEYS = ("id", "slug", "source", "statement", "parts")
 OPTIONAL_CLAIM_KEYS = ("settings", "note")
@@ -96,21 +96,11 @@ def _check_names(where: str, part: dict[str, Any]) -> None:
     """A device, workload, implementation or phase that does not exist would leave the part
     with no cell to read, and the run would plan as if it were not there: refused here."""
     for term in _named(part):
-        workload, impl, device = term.get("workload"), term.get("impl"), term.get("device")
-        if workload not in WORKLOADS:
-            known = ", ".join(sorted(WORKLOADS))
-            raise ClaimConfigError(f"{where}: no workload {workload!r} (known: {known})")
-        if impl not in impls_of(workload):
-            known = ", ".join(impls_of(workload))
-            raise ClaimConfigError(f"{where}: {workload} has no impl {impl!r} (known: {known})")
-        if device not in DEVICES:
-            known = ", ".join(DEVICES)
-            raise ClaimConfigError(f"{where}: no device {device!r} (known: {known})")
-        if device not in impls_of(workload)[impl].devices:
-            raise ClaimConfigError(f"{where}: {workload}/{impl} does not run on {device}")
-        if term.get("phase", STEADY) not in PHASES:
-            known = ", ".join(PHASES)
-            raise ClaimConfigError(f"{where}: no phase {term['phase']!r} (known: {known})")
+        names = (term.get(k) for k in ("device", "workload", "impl"))
+        try:
+            check_term(*names, term.get("phase", STEADY))
+        except ValueError as exc:
+            raise ClaimConfigError(f"{where}: {exc}") from None
 
 
 def _check_sizes(where: str, part: dict[str, Any]) -> None:

@@ -45,6 +45,7 @@ PHASES = (
     "asarray",
     "device_to_host",
 )
+STEADY = "steady"  # the blocked call: the phase a claim's term reads where it names none
 # What each phase times, in words, for figures and reports.
 PHASE_WORDS = {
     "host_to_device": "copy to device",

@@ -7,8 +7,9 @@ tables and the worker all look names up here, so a workload is declared once.
 
 import importlib
 import pkgutil
+from typing import Any
 
-from blockbench.records.spec import DEVICES
+from blockbench.records.spec import DEVICES, PHASES, STEADY
 from blockbench.workloads.declare import STYLE_PHASES, Impl, Workload
 
 __all__ = ["IMPLS", "STYLE_PHASES", "WORKLOADS", "Impl", "Workload", "impls_of", "lookup"]
@@ -44,21 +45,28 @@ def impls_of(workload: str) -> dict[str, Impl]:
     return {i.name: i for i in WORKLOADS[workload].impls} if workload in WORKLOADS else {}
 
 
-def lookup(device: str, workload: str, impl: str, size: int) -> tuple[Workload, Impl]:
-    """Resolve a grid cell, or raise ValueError naming what is wrong with it."""
+def check_term(device: Any, workload: Any, impl: Any, phase: Any = STEADY) -> Impl:
+    """The implementation a cell (but for its size) names, or ValueError saying what is wrong
+    with it: the one check of a cell's names, for a worker's cell, a claim's term and a
+    published figure's cell alike."""
     if workload not in WORKLOADS:
-        raise ValueError(f"unknown workload {workload!r} (known: {', '.join(WORKLOADS)})")
+        raise ValueError(f"no workload {workload!r} (known: {', '.join(sorted(WORKLOADS))})")
     impls = impls_of(workload)
     if impl not in impls:
-        raise ValueError(
-            f"unknown implementation {impl!r} of {workload!r} (known: {', '.join(impls)})"
-        )
+        raise ValueError(f"{workload} has no impl {impl!r} (known: {', '.join(impls)})")
     if device not in DEVICES:
-        raise ValueError(f"unknown device {device!r} (known: {', '.join(DEVICES)})")
-    entry = impls[impl]
-    if device not in entry.devices:
+        raise ValueError(f"no device {device!r} (known: {', '.join(DEVICES)})")
+    if device not in impls[impl].devices:
         raise ValueError(
-            f"{workload}/{impl} does not run on {device!r} (only {', '.join(entry.devices)})"
+            f"{workload}/{impl} does not run on {device} (only {', '.join(impls[impl].devices)})"
         )
+    if phase not in PHASES:
+        raise ValueError(f"no phase {phase!r} (known: {', '.join(PHASES)})")
+    return impls[impl]
+
+
+def lookup(device: str, workload: str, impl: str, size: int) -> tuple[Workload, Impl]:
+    """Resolve a grid cell, or raise ValueError naming what is wrong with it."""
+    entry = check_term(device, workload, impl)
     WORKLOADS[workload].validate_size(size)
     return WORKLOADS[workload], entry
