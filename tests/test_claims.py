@@ -18,9 +18,9 @@ import scipy.special
 import scipy.stats
 import yaml
 
-from blockbench.judge import articles, claim_rules, run_view, uncertainty, verdicts
+from blockbench.judge import articles, claim_rules, part_evaluators, run_view, uncertainty, verdicts
 from blockbench.judge.aggregate import cells, processes
-from blockbench.judge.claim import HOLDS, Claim, Part, Term, decide
+from blockbench.judge.claim import HOLDS, KINDS, Claim, Part, Term, decide
 from blockbench.present import cell_figures, claims_report, process_report, run_comparison
 from blockbench.records import timeline
 from blockbench.records.layout import raw_files
@@ -1199,3 +1199,8 @@ def test_runs_whose_verdicts_rest_on_different_parts_are_set_side_by_side():
     assert "reproduced: loop / convolve 108 [60.9, 192]" in lines[2]
     assert "rest on different parts" in lines[2]
     assert lines[-1] == "run pairs (a, b) where a's CI covers b's value: 0 of 0"
+
+
+def test_every_kind_of_part_the_parser_knows_has_one_evaluator():
+    """The kinds are listed once, in judge/claim.py; the evaluators are keyed by them."""
+    assert list(part_evaluators.EVALUATORS) == list(KINDS)
