@@ -34,5 +34,7 @@ rule claims:
         run_label=RUN,
         # merged runs given as DIR=LABEL, shown under that label
         labels=MERGE_LABELS,
+        # the claims the run judges (every one where `only` names none)
+        only=config["only"],
     script:
         "../scripts/claims.py"

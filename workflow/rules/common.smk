@@ -54,7 +54,7 @@ try:
     ]
     # each catalog's published figures, which its claims name
     FIGURES_FILES = [str(path) for path in figures_files(CLAIMS_FILES)]
-    CLAIM_LIST = read_claims(CLAIMS_FILES)
+    CLAIM_LIST = read_claims(CLAIMS_FILES, config["only"])
     # The run plan (blockbench.pipeline.run_plan), the GPU kit's too: every process of the run
     # and its settings, the cells its claims read and those `workloads` add.
     PLAN = run_plan.RunPlan(config, CLAIM_LIST)

@@ -26,5 +26,6 @@ checkpoint rounds:
         units=PLAN.units,
         precision=grid.precision(config),
         budget_minutes=config["budget_minutes"],
+        only=config["only"],
     script:
         "../scripts/rounds.py"

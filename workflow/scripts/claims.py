@@ -16,4 +16,5 @@ with job_log.logged(snakemake.log[0]):
         this_run=snakemake.params.run_label,
         decisions=list(snakemake.input.decisions),
         labels=snakemake.params.labels,
+        only=snakemake.params.only,
     )

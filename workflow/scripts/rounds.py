@@ -12,4 +12,5 @@ with job_log.logged(snakemake.log[0]):
         precision=snakemake.params.precision,
         budget_minutes=snakemake.params.budget_minutes,
         out=snakemake.output[0],
+        only=snakemake.params.only,
     )

@@ -287,11 +287,12 @@ def figures(value: ClaimsFiles) -> Articles:
     return Articles({k: s for f in _catalogs_figures(value).values() for k, s in f.sources.items()})
 
 
-def read_claims(value: ClaimsFiles) -> list[Claim]:
+def read_claims(value: ClaimsFiles, only: Sequence[str] = ()) -> list[Claim]:
     """Read the claims files in order and join their claims, refusing an entry that could
     never be judged and an id or slug that two entries share: a user's file adds claims to
     blockbench's, never silently overrides one. Each part's article figures are read from
-    its own catalog's figures.yaml, so each lives in one place."""
+    its own catalog's figures.yaml, so each lives in one place. `only` (config `only`): the
+    ids of the claims the run measures and judges, every one where it names none."""
     catalogs = _catalogs_figures(value)  # sources two catalogs share are refused first
     claims: list[Claim] = []
     seen: dict[tuple[str, Any], tuple[int, Path]] = {}  # (key, value) -> (file's place, file)
@@ -305,7 +306,20 @@ def read_claims(value: ClaimsFiles) -> list[Claim]:
                     raise ClaimConfigError(f"claim {key} {said!r} is {where}")
                 seen[key, said] = (i, path)
             claims.append(replace(claim, catalog=catalog_name(path), file=str(path)))
-    return claims
+    return chosen(claims, only)
+
+
+def chosen(claims: list[Claim], only: Sequence[str]) -> list[Claim]:
+    """The claims `only` names, in the catalogs' order (all where it names none); an id no
+    catalog has is refused, naming it and the ids there are."""
+    known = [c.id for c in claims]
+    for i, wanted in enumerate(only):
+        if wanted not in known:
+            raise ClaimConfigError(
+                f"config key only[{i}]: no claim {wanted!r} in the catalogs "
+                f"(known: {', '.join(known)})"
+            )
+    return [c for c in claims if c.id in only] if only else claims
 
 
 def _read(path: Path, figures: Articles) -> list[Claim]:

@@ -29,7 +29,7 @@ def claims_files(config: dict[str, Any]) -> list[Path]:
 
 
 def claims(config: dict[str, Any]) -> list[dict[str, Any]]:
-    return claim_rules.read_claims(claims_files(config))
+    return claim_rules.read_claims(claims_files(config), config["only"])
 
 
 def run_plan(config: dict[str, Any]) -> RunPlan:

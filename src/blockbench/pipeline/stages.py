@@ -74,14 +74,16 @@ def build_claims(
     study_files: Sequence[str | Path] = (),
     decisions: Sequence[str | Path] = (),
     labels: Mapping[str, str] | None = None,
+    only: Sequence[str] = (),
 ) -> pd.DataFrame:
     """The one place claims are judged: verdicts as CSV, as the Markdown report and as the
     table the HTML report opens on, and every part of every claim (each run's own interval,
     the judged one, the pooled one) as the table the figures read. `claims_file`: the
     run's claims files, read in order (config `claims`); `decisions`: each run's rounds
     decision (blockbench.judge.stopping), which says why each part stopped; `labels`: the
-    label a merged run's decision is shown under (its folder -> label)."""
-    claim_list = read_claims(claims_file)
+    label a merged run's decision is shown under (its folder -> label); `only`: the claims
+    the run judges (config `only`; none: every one)."""
+    claim_list = read_claims(claims_file, only)
     df, proc = pd.read_parquet(measurements_file), pd.read_parquet(processes_file)
     table, parts = verdicts.judge(df, proc, claim_list, read_studies(study_files))
     table = run_comparison.with_other_runs(table)
@@ -134,6 +136,7 @@ def decide_rounds(
     budget_minutes: float | None,
     out: str | Path,
     left_s: float | None = None,
+    only: Sequence[str] = (),
 ) -> dict[str, Any]:
     """After a run's first stage: the rounds each unit takes and why each part stops
     (blockbench.judge.stopping), written atomically as the JSON the workflow reads back.
@@ -167,7 +170,7 @@ def decide_rounds(
     if left_s is None and budget_minutes is not None:
         left_s = budget_minutes * 60 - spent
     left = None if left_s is None else max(0.0, left_s)
-    claim_list = read_claims(claims_file)
+    claim_list = read_claims(claims_file, only)
     decision = stopping.decide(view, claim_list, sized, precision, left)
     decision["first_stage_s"] = spent
     write_json_atomic(Path(out), decision)
