@@ -6,15 +6,16 @@ re-read)."""
 
 import sys
 from pathlib import Path
-from types import FrameType, SimpleNamespace
+from types import FrameType
 from typing import Any
+
+from tiny import XEON_RUN as RUN
+from tiny import reference_tables
 
 from blockbench.judge.claim import Claim
 from blockbench.pipeline import stages
-from blockbench.records.layout import raw_files
 
 ROOT = Path(__file__).resolve().parents[1]
-RUN = ROOT / "results/reference/xeon-m207-2cpu/run"
 CATALOG = ROOT / "config/claims/articles"
 PACKAGE = str(ROOT / "src/blockbench")
 
@@ -64,37 +65,18 @@ def returns(modules: list[str]) -> list[str]:
 
 
 def test_the_claims_stage_comes_back_into_a_module_it_has_left_at_most_three_times(tmp_path):
-    out = SimpleNamespace(
-        **{
-            k: tmp_path / f"{k}.{ext}"
-            for k, ext in (
-                ("processes", "parquet"),
-                ("processes_csv", "csv"),
-                ("csv", "csv"),
-                ("parquet", "parquet"),
-                ("md", "md"),
-                ("speedups", "csv"),
-                ("speedups_md", "md"),
-            )
-        }
-    )
-    raw = [str(p) for p in raw_files(RUN / "raw" / "p3-r1")]
-    stages.build_tables(raw, out)
-    written = {
-        k: tmp_path / k
-        for k in ("claims.csv", "claims.md", "claims.rst", "parts.csv", "parts.parquet")
-    }
+    out, written = reference_tables(tmp_path)
     modules = route(
         CATALOG,
         lambda: stages.build_claims(
             out.parquet,
             out.processes,
             [str(CATALOG)],
-            *written.values(),
+            *written,
             decisions=[RUN / "raw/p3-r1/rounds.json"],
         ),
     )
     assert modules[0] == "pipeline/stages.py" and "judge/claim_rules.py" in modules, modules
     assert len(returns(modules)) <= 3, (returns(modules), modules)
     # the stage judged what it traced: the committed run's verdicts
-    assert written["claims.csv"].read_text() == (RUN / "claims.csv").read_text()
+    assert written[0].read_text() == (RUN / "claims.csv").read_text()

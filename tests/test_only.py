@@ -5,19 +5,17 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 import pandas as pd
 import pytest
-from tiny import workflow_copy
+from tiny import XEON_RUN as RUN
+from tiny import reference_tables, workflow_copy
 
 from blockbench.judge import claim_rules
 from blockbench.pipeline import stages
-from blockbench.records.layout import raw_files
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTICLES = ROOT / "config/claims/articles"
-RUN = ROOT / "results/reference/xeon-m207-2cpu/run"
 
 
 def dry_run(wf: Path, *config: str) -> subprocess.CompletedProcess:
@@ -57,23 +55,7 @@ def test_a_run_of_one_claim_plans_its_cells_alone_and_a_wrong_id_stops_before_an
 
 def test_the_claims_stage_judges_the_named_claims_alone(tmp_path):
     """Over a committed run's records: `only` judges C1 and D1, as the whole run judged them."""
-    out = SimpleNamespace(
-        **{
-            k: tmp_path / f"{k}.{ext}"
-            for k, ext in (
-                ("processes", "parquet"),
-                ("processes_csv", "csv"),
-                ("csv", "csv"),
-                ("parquet", "parquet"),
-                ("md", "md"),
-                ("speedups", "csv"),
-                ("speedups_md", "md"),
-            )
-        }
-    )
-    stages.build_tables([str(p) for p in raw_files(RUN / "raw/p3-r1")], out)
-    names = ("claims.csv", "claims.md", "claims.rst", "parts.csv", "parts.parquet")
-    written = [tmp_path / name for name in names]
+    out, written = reference_tables(tmp_path)
     table = stages.build_claims(
         out.parquet, out.processes, [str(ARTICLES)], *written, only=["C1", "D1"]
     )

@@ -2,8 +2,12 @@
 
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import yaml
+
+from blockbench.pipeline import stages
+from blockbench.records.layout import raw_files
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -23,3 +27,25 @@ def workflow_copy(tmp_path: Path, config: dict | None = None) -> Path:
     if config is not None:
         (tmp_path / "tiny.yaml").write_text(yaml.safe_dump(config))
     return tmp_path
+
+
+# The Xeon reference's default run: committed records a test can judge without measuring.
+XEON_RUN = ROOT / "results/reference/xeon-m207-2cpu/run"
+TABLES = (
+    ("processes", "parquet"),
+    ("processes_csv", "csv"),
+    ("csv", "csv"),
+    ("parquet", "parquet"),
+    ("md", "md"),
+    ("speedups", "csv"),
+    ("speedups_md", "md"),
+)
+CLAIMS_OUT = ("claims.csv", "claims.md", "claims.rst", "parts.csv", "parts.parquet")
+
+
+def reference_tables(tmp_path: Path) -> tuple[SimpleNamespace, list[Path]]:
+    """The tables stage run over the Xeon reference's raw records into `tmp_path`, and the
+    claims stage's five output paths beside them (claims.csv first)."""
+    out = SimpleNamespace(**{k: tmp_path / f"{k}.{ext}" for k, ext in TABLES})
+    stages.build_tables([str(p) for p in raw_files(XEON_RUN / "raw/p3-r1")], out)
+    return out, [tmp_path / name for name in CLAIMS_OUT]

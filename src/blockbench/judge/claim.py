@@ -144,8 +144,9 @@ class Part:
         article = claim_sizes == "article"
         if self.fitted:
             return list(self.article_sizes or self.sizes if article else self.sizes)
-        default = self.measure_at if self.measure_at is not None else self.size
-        return [self.size if article and self.size is not None else default]  # type: ignore[list-item]
+        # the first given of the two (the parser asks every part at one size for one)
+        either = (self.size, self.measure_at) if article else (self.measure_at, self.size)
+        return [next(n for n in either if n is not None)]
 
     def reads(self, cell: Cell, size: int | None) -> bool:
         """Whether its value, measured at `size`, reads the time of `cell` (a fit reads
