@@ -8,6 +8,8 @@ rule tables:
         first=FIRST_STAGE,
         decided=DECIDED,
         merged=MERGED,
+        # the run's catalogs: the workloads of their own that the records may name
+        claims=CLAIMS_FILES,
     output:
         csv=report(
             "results/tables/measurements.csv",

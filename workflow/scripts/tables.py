@@ -7,4 +7,5 @@ with job_log.logged(snakemake.log[0]):
         raw=[*snakemake.input.raw, *snakemake.input.merged],
         out=snakemake.output,
         labels=snakemake.params.labels,
+        claims_file=list(snakemake.input.claims),
     )

@@ -24,6 +24,7 @@ from blockbench.records import timeline
 from blockbench.records.layout import CELL, PROCESS
 from blockbench.records.machines import GPU_KIND, HOST_KIND
 from blockbench.records.store import SCHEMA_VERSION, SchemaError, read_json, validate
+from blockbench.workloads import registry
 from blockbench.workloads.matmul import BELOW_FLOAT32
 from blockbench.workloads.registry import WORKLOADS, impls_of
 
@@ -119,6 +120,13 @@ def cell_columns(record: dict[str, Any], source: Path) -> dict[str, Any]:
     model = str(_get(prov, "device", "model") or "not present")
     nvml = _get(prov, "device", "nvml") or {}
     threads = prov.get("threads") or {}
+    module = record.get("workload_source") or {}  # absent before catalogs' own workloads
+    if cell["workload"] not in WORKLOADS:
+        raise ResultFileError(
+            f"{source}: workload {cell['workload']!r} is declared by no catalog the run names"
+            f" (the record's: {module.get('catalog') or 'blockbench'}); name its catalog in"
+            " `claims`"
+        )
     return {
         "run_label": prov["config"]["run_label"],
         # the measuring method (records.spec.METHOD_VERSION); records before it was kept: 1
@@ -130,6 +138,9 @@ def cell_columns(record: dict[str, Any], source: Path) -> dict[str, Any]:
         **cell,
         "repeat": record["repeat"],
         "work": WORKLOADS[cell["workload"]].work(cell["size"]),
+        # the module that declared the workload, as the worker ran it (None: not recorded)
+        "catalog": module.get("catalog"),
+        "module_sha256": module.get("sha256"),
         "device_model": model,
         "device_label": f"{cell['device']} ({model})",
         "status": record["status"],
@@ -226,6 +237,7 @@ def processes(files: Iterable[Path], labels: Mapping[str, str] | None = None) ->
             "(merge: DIR=LABEL)"
         )
     _one_method_per_run(df)
+    _one_module_per_workload(df)
     _one_host_kind_per_run(df)
     return df.sort_values([*PROCESS, "phase"], na_position="first").reset_index(drop=True)
 
@@ -241,6 +253,36 @@ def _one_method_per_run(df: pd.DataFrame) -> None:
                 f"run {label} mixes method versions {a['method_version']} ({a['source']}) and "
                 f"{b['method_version']} ({b['source']}): measure it again under a new "
                 "run_label, or delete its results/raw folder (docs/method.md)"
+            )
+
+
+def _one_module_per_workload(df: pd.DataFrame) -> None:
+    """A run label whose processes ran two texts of one workload's module (a module edited
+    between an interrupted run and its resumption, say) would pool two programs' times."""
+    hashed = df.dropna(subset=["module_sha256"]).drop_duplicates(
+        ["run_label", "workload", "module_sha256"]
+    )
+    for (label, workload), run in hashed.groupby(["run_label", "workload"]):
+        if len(run) > 1:
+            a, b = run.iloc[0], run.iloc[1]
+            raise ResultFileError(
+                f"run {label} measured two versions of workload {workload}'s module "
+                f"(sha256 {a['module_sha256'][:12]} in {a['source']}, {b['module_sha256'][:12]}"
+                f" in {b['source']}): measure it again under a new run_label"
+            )
+
+
+def unchanged_modules(proc: pd.DataFrame) -> None:
+    """At the rounds decision: every workload module the first stage ran still reads as it
+    did (blockbench.workloads.registry.current_sha256), so the added rounds run the same
+    program; one edited since is refused, naming its file, rather than mixed."""
+    for row in proc.dropna(subset=["module_sha256"]).drop_duplicates("workload").itertuples():
+        now = registry.current_sha256(row.workload)
+        if now != row.module_sha256:
+            raise ResultFileError(
+                f"{registry.source_of(row.workload).file}: changed since the run's first stage "
+                f"measured it (sha256 {row.module_sha256[:12]} then, {now[:12]} now): restore "
+                "it, or measure it again under a new run_label"
             )
 
 

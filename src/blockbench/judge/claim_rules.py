@@ -24,6 +24,7 @@ from blockbench.judge import articles
 from blockbench.judge.articles import SAYS_JOIN, Articles
 from blockbench.judge.claim import KINDS, RATIO, Claim, ClaimConfigError, Part, Term, region
 from blockbench.records.spec import PHASES, STEADY
+from blockbench.workloads import registry
 from blockbench.workloads.registry import WORKLOADS, check_term
 
 CLAIM_KEYS = ("id", "slug", "source", "statement", "parts")
@@ -237,7 +238,9 @@ def claim_paths(value: ClaimsFiles) -> list[str]:
 
 def claims_files(value: ClaimsFiles) -> list[Path]:
     """The claims files `claims` names, in order: a catalog folder stands for its
-    claims.yaml. A path an older config names is refused with what replaced it."""
+    claims.yaml, and the workload modules of its `workloads/` are added to the registry
+    first (blockbench.workloads.registry.use_catalog). A path an older config names is
+    refused with what replaced it."""
     files = []
     for i, given in enumerate(map(Path, claim_paths(value))):
         for old, new in REPLACED.items():
@@ -247,6 +250,8 @@ def claims_files(value: ClaimsFiles) -> list[Path]:
                     f"{new} (its claims.yaml and figures.yaml; config/README.md, Catalogs)"
                 )
         path = given / CLAIMS_FILE if given.is_dir() else given
+        if path.name == CLAIMS_FILE and path.is_file():  # its workloads join the registry
+            registry.use_catalog(path.parent)
         if not path.is_file():
             raise ClaimConfigError(
                 f"config key claims[{i}]: {str(given)!r} is neither a catalog folder "

@@ -37,10 +37,12 @@ def main(spec_path: str, result_path: str, partial_path: str) -> None:
     cores.pin(spec.cores)  # before JAX starts its CPU client, which sizes its pool from this
     from blockbench.measure import jax_compat
     from blockbench.measure.cell import measure
-    from blockbench.workloads.registry import lookup
+    from blockbench.workloads import registry
 
     try:
-        _, impl = lookup(spec.device, spec.workload, spec.impl, spec.size)
+        if spec.params.catalog:
+            registry.use_catalog(spec.params.catalog)
+        _, impl = registry.lookup(spec.device, spec.workload, spec.impl, spec.size)
     except ValueError as exc:
         print(f"blockbench measure: error: {exc}", file=sys.stderr)
         sys.exit(EXIT_BAD_CELL)
@@ -48,6 +50,8 @@ def main(spec_path: str, result_path: str, partial_path: str) -> None:
         jax_compat.disable_compilation_cache()
     imported = time.time()
     record = measure(spec, lambda partial: write_json_atomic(Path(partial_path), partial))
+    # which module ran, as its text was read: a module changed mid-run shows and is refused
+    record["workload_source"] = registry.source_of(spec.workload).as_record()
     record["timeline"] = {
         "worker_start": started,
         "imported": imported,

@@ -21,6 +21,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from blockbench.pipeline import catalog_keep
 from blockbench.present.claims_report import docs_from, legend
 from blockbench.present.front_page import PAPER
 from blockbench.records.layout import raw_files
@@ -157,6 +158,10 @@ def regenerate(
     # another run's raw folder left there would join this one's tables.
     shutil.rmtree(out / "results", ignore_errors=True)
     shutil.copytree(folder, out / "results" / "raw" / label)
+    # the catalogs the run kept beside its records, and judged (none kept: the shipped ones)
+    kept = catalog_keep.kept_config(out / "results" / "raw" / label)
+    if kept:
+        pairs = [p for p in pairs if not p.startswith(("claims=", "only="))] + kept
     args = snakemake_args(out, label, extra, pairs)
     missing = would_measure(args)
     if missing:

@@ -17,6 +17,7 @@ from blockbench.pipeline.grid import Phases
 from blockbench.records.layout import Cell
 from blockbench.records.params import MeasureParams
 from blockbench.records.spec import StopRule
+from blockbench.workloads import registry
 
 
 @dataclass(frozen=True, order=True)
@@ -99,5 +100,7 @@ class RunPlan:
             "first_rounds": self.first[job.cell],
             "max_rounds": config["max_rounds"] if self.first[job.cell] else 0,
             "design": self.design,
+            # the worker reads a catalog's workload from the catalog's own folder
+            "catalog": str(registry.source_of(job.cell.workload).folder or ""),
         }
         return MeasureParams(**(given | context))

@@ -7,10 +7,11 @@ from typing import Any
 import pandas as pd
 
 from blockbench.judge import stopping, verdicts
-from blockbench.judge.aggregate import cells, processes
-from blockbench.judge.claim_rules import ClaimsFiles, Precision, read_claims
+from blockbench.judge.aggregate import cells, processes, unchanged_modules
+from blockbench.judge.claim_rules import ClaimsFiles, Precision, claims_files, read_claims
 from blockbench.judge.run_view import RunView, speedups
 from blockbench.judge.studies import read_studies
+from blockbench.pipeline import catalog_keep
 from blockbench.present import claims_report, run_comparison, stops
 from blockbench.records.layout import CELL, FIELDS, KIT_MANIFEST, PROCESS, Cell
 from blockbench.records.store import read_json, write_json_atomic
@@ -45,11 +46,18 @@ def write_table(df: pd.DataFrame, csv: Path, markdown: Path | None = None) -> No
         markdown.write_text(df.to_markdown(index=False, floatfmt=".4g") + "\n")
 
 
-def build_tables(raw: list[str], out: Any, labels: Mapping[str, str] | None = None) -> pd.DataFrame:
+def build_tables(
+    raw: list[str],
+    out: Any,
+    labels: Mapping[str, str] | None = None,
+    claims_file: ClaimsFiles = (),
+) -> pd.DataFrame:
     """Processes (one row per worker process and phase, raw samples in the Parquet file),
     cells (CSV, Parquet, Markdown) and each cell's speedup over its workload's baseline.
     Claims are judged once, by the claims stage, which writes their parts' table. `labels`:
-    the merged runs shown under a label of their own (directory -> label)."""
+    the merged runs shown under a label of their own (directory -> label); `claims_file`:
+    the run's catalogs, whose own workloads the records may name."""
+    claims_files(claims_file)
     proc = processes((Path(p) for p in raw), labels)
     proc.to_parquet(out.processes, index=False)
     write_table(proc.drop(columns=["samples_s", "core_windows"]), Path(out.processes_csv))
@@ -151,7 +159,10 @@ def decide_rounds(
         write_json_atomic(Path(out), final["decision"])
         print(f"{run_label}: the GPU kit's decision, as measured ({kit})")
         return final["decision"]
+    claim_list = read_claims(claims_file, only)  # first: its catalogs' workloads join
     proc = processes(Path(p) for p in raw)
+    unchanged_modules(proc)
+    catalog_keep.keep(claims_files(claims_file), only, Path(out).parent)
     view = RunView(cells(proc), proc, run_label, read_studies(study_files))
     cost = round_costs(proc)
     sized = {
@@ -170,7 +181,6 @@ def decide_rounds(
     if left_s is None and budget_minutes is not None:
         left_s = budget_minutes * 60 - spent
     left = None if left_s is None else max(0.0, left_s)
-    claim_list = read_claims(claims_file, only)
     decision = stopping.decide(view, claim_list, sized, precision, left)
     decision["first_stage_s"] = spent
     write_json_atomic(Path(out), decision)

@@ -80,6 +80,11 @@ GPU_READY = "results/raw/{run_label}/gpu_ready.json"
 # In a run the GPU kit measured (blockbench.pipeline.gpu_kit), beside its measurements: its parts,
 # the versions it ran, and its final rounds decision.
 KIT_MANIFEST = "kit.json"
+# Beside a run's measurements: the catalogs it judged, in order (`claims`, `only`), and a
+# copy of each one blockbench does not ship, under catalogs/<name>/ (blockbench.pipeline.
+# catalog_keep), so that the run rebuilds with nothing else.
+CATALOGS = "catalogs.json"
+KEPT = "catalogs"
 
 
 # The lock the bootstrap installs and environment.yml mirrors, in a checkout.

@@ -95,6 +95,11 @@ class MeasureParams:
         "the run's stopping rule and its settings, in words (recorded: a between-run study "
         "applies its design only to runs of the same)",
     )
+    catalog: str = option(
+        "",
+        "the catalog folder whose workloads/ declares the cell's workload: the worker reads "
+        "its modules from there (default: blockbench's own)",
+    )
     lock_dir: str = option(
         "",
         "inside a SLURM job, the lock is <DIR>/<node>.lock: a directory every job on the node "

@@ -1,44 +1,199 @@
-"""The one registry of workloads and implementations, collected from the workload modules.
+"""The one registry of workloads and implementations: blockbench's own modules, and the
+workload modules of the catalogs a run names.
 
 Every module of this package but the machinery (`declare`, `registry`, `checks`) declares
-`WORKLOADS`; adding a workload is adding one module. The config check, the grid, the
-tables and the worker all look names up here, so a workload is declared once.
+`WORKLOADS`; adding a workload is adding one module, here or in a catalog folder's
+`workloads/` (`use_catalog`), which a user owns and blockbench does not ship. The config
+check, the grid, the tables and the worker all look names up here, so a workload is declared
+once, and each knows the file it came from and that file's hash (`source_of`), which every
+record keeps: a module changed mid-run shows, and is refused, rather than mixed.
 """
 
+import hashlib
 import importlib
+import importlib.metadata
 import pkgutil
+import sys
+import types
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from blockbench.errors import InputError
 from blockbench.records.spec import DEVICES, PHASES, STEADY
 from blockbench.workloads.declare import STYLE_PHASES, Impl, Workload
 
-__all__ = ["IMPLS", "STYLE_PHASES", "WORKLOADS", "Impl", "Workload", "impls_of", "lookup"]
+__all__ = [
+    "IMPLS",
+    "STYLE_PHASES",
+    "WORKLOADS",
+    "CatalogError",
+    "Impl",
+    "Source",
+    "Workload",
+    "impls_of",
+    "lookup",
+    "source_of",
+    "use_catalog",
+]
 
 MACHINERY = {"declare", "registry", "checks"}
+# A catalog folder's workload modules, and the packages they need beyond blockbench's lock
+# (pip's requirement lines: a name and, optionally, a version range)
+CATALOG_WORKLOADS, REQUIREMENTS = "workloads", "requirements.txt"
+# A workload module that imports these at its top breaks the Snakemake-only parse
+# (docs/module.md): the registry reads every declaration while the workflow is parsed
+SCIENCE = ("numpy", "jax", "pandas")
 
 
-def _collect() -> dict[str, Workload]:
-    found: dict[str, tuple[Workload, str]] = {}
+class CatalogError(InputError):
+    """A catalog's workload module or requirement that no run can use, named in one line."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a workload is declared: its catalog (None: blockbench's own modules), the
+    catalog's folder, the module's file and the SHA-256 of the text that was run."""
+
+    catalog: str | None
+    folder: Path | None
+    file: Path
+    sha256: str
+
+    def as_record(self) -> dict[str, Any]:
+        """What a record keeps: the catalog, the module's file name, its hash."""
+        return {"catalog": self.catalog, "module": self.file.name, "sha256": self.sha256}
+
+
+def _hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _declared(module: types.ModuleType, where: str) -> tuple[Workload, ...]:
+    declared = getattr(module, "WORKLOADS", None)
+    if declared is None:
+        raise CatalogError(f"{where}: declares no WORKLOADS (see blockbench.workloads.declare)")
+    if not isinstance(declared, tuple | list) or not all(isinstance(w, Workload) for w in declared):
+        raise CatalogError(f"{where}: WORKLOADS is not a tuple of Workload(...) declarations")
+    return tuple(declared)
+
+
+def _add(declared: tuple[Workload, ...], source: Source) -> None:
+    for workload in declared:
+        if workload.name in WORKLOADS:
+            raise CatalogError(
+                f"{source.file}: workload {workload.name!r} is already declared in "
+                f"{SOURCES[workload.name].file}"
+            )
+    for workload in declared:
+        WORKLOADS[workload.name], SOURCES[workload.name] = workload, source
+
+
+def _collect() -> None:
     package = importlib.import_module(__package__)
     for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
         if info.name in MACHINERY:
             continue
-        module = f"{__package__}.{info.name}"
-        declared = getattr(importlib.import_module(module), "WORKLOADS", None)
-        if declared is None:
-            raise ImportError(f"{module} declares no WORKLOADS (see blockbench.workloads.declare)")
-        for workload in declared:
-            if workload.name in found:
-                raise ImportError(
-                    f"workload {workload.name!r} is declared twice: in {found[workload.name][1]}"
-                    f" and in {module}"
-                )
-            found[workload.name] = (workload, module)
-    return {name: workload for name, (workload, _) in found.items()}
+        module = importlib.import_module(f"{__package__}.{info.name}")
+        file = Path(module.__file__ or info.name)
+        _add(_declared(module, module.__name__), Source(None, None, file, _hash(file.read_bytes())))
 
 
-WORKLOADS: dict[str, Workload] = _collect()
+WORKLOADS: dict[str, Workload] = {}
+SOURCES: dict[str, Source] = {}
+_collect()
 IMPLS: tuple[Impl, ...] = tuple(i for w in WORKLOADS.values() for i in w.impls)
+# catalog folders already read (resolved path -> the workloads they declared)
+_CATALOGS: dict[Path, tuple[str, ...]] = {}
+
+
+def _check_requirements(folder: Path) -> None:
+    """Each package the catalog's requirements.txt lists is installed, in a version it
+    accepts: refused here, at planning, not in a worker mid-run."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    file = folder / REQUIREMENTS
+    if not file.is_file():
+        return
+    for n, line in enumerate(file.read_text().splitlines(), 1):
+        text = line.split("#", 1)[0].strip()
+        if not text:
+            continue
+        try:
+            wanted = Requirement(text)
+        except InvalidRequirement as exc:
+            raise CatalogError(f"{file}:{n}: not a requirement ({exc})") from None
+        try:
+            have = importlib.metadata.version(wanted.name)
+        except importlib.metadata.PackageNotFoundError:
+            raise CatalogError(
+                f"{file}:{n}: the catalog's workloads need {wanted}, which is not installed "
+                "(add it to the environment blockbench runs in)"
+            ) from None
+        if wanted.specifier and not wanted.specifier.contains(have, prereleases=True):
+            raise CatalogError(
+                f"{file}:{n}: the catalog's workloads need {wanted}; {have} is installed"
+            )
+
+
+def _run_module(file: Path, name: str) -> types.ModuleType:
+    """Execute a catalog's module from its text as read once, so its hash is of what ran;
+    any failure is one line naming the file."""
+    data = file.read_bytes()
+    module = types.ModuleType(name)
+    module.__file__ = str(file)
+    before = set(sys.modules)
+    sys.modules[name] = module  # dataclasses and pickling look a module up by its name
+    try:
+        exec(compile(data, str(file), "exec"), module.__dict__)
+    except SyntaxError as exc:
+        del sys.modules[name]
+        raise CatalogError(f"{file}:{exc.lineno}: {exc.msg}") from None
+    except Exception as exc:  # whatever its top level raises: the user's code
+        del sys.modules[name]
+        raise CatalogError(f"{file}: importing it failed: {type(exc).__name__}: {exc}") from None
+    loaded = [m for m in SCIENCE if m in set(sys.modules) - before]
+    if loaded:
+        del sys.modules[name]
+        raise CatalogError(
+            f"{file}: imports {loaded[0]} at its top, which the workflow's parse does without; "
+            f"reach it through blockbench.workloads.declare.deferred (docs/adding-a-workload.md)"
+        )
+    module.__dict__["__blockbench_sha256__"] = _hash(data)
+    return module
+
+
+def use_catalog(folder: str | Path) -> tuple[str, ...]:
+    """Add the workloads a catalog folder's `workloads/*.py` declare (none: it has no such
+    folder), once a process; the names added. Its requirements are checked first. A module
+    that does not compile or import, declares no WORKLOADS, or declares a name already
+    declared (by blockbench or another catalog) raises CatalogError naming the file."""
+    folder = Path(folder).resolve()
+    if folder in _CATALOGS:
+        return _CATALOGS[folder]
+    modules = sorted((folder / CATALOG_WORKLOADS).glob("*.py"))
+    _check_requirements(folder)
+    catalog, added = folder.name, []
+    for file in (f for f in modules if not f.name.startswith("_")):
+        module = _run_module(file, f"blockbench_catalog_{catalog}.{file.stem}")
+        declared = _declared(module, str(file))
+        _add(declared, Source(catalog, folder, file, module.__blockbench_sha256__))
+        added += [w.name for w in declared]
+    global IMPLS
+    IMPLS = tuple(i for w in WORKLOADS.values() for i in w.impls)
+    _CATALOGS[folder] = tuple(added)
+    return _CATALOGS[folder]
+
+
+def source_of(workload: str) -> Source:
+    """Where `workload` is declared, and the hash of its module's text when it was read."""
+    return SOURCES[workload]
+
+
+def current_sha256(workload: str) -> str:
+    """The hash of the workload's module as its file reads now (another edit since it was
+    read changes it): what a run's later rounds are checked against."""
+    return _hash(SOURCES[workload].file.read_bytes())
 
 
 def impls_of(workload: str) -> dict[str, Impl]:
