@@ -1067,12 +1067,14 @@ def test_what_the_docs_show_from_git_history_exists():
 
 
 def workload_modules(root: Path = ROOT) -> dict[str, list[str]]:
-    """Each module of src/blockbench/workloads/ that declares workloads, with their names
-    (the first argument of each `Workload(...)` in its `WORKLOADS`), read without importing."""
+    """Each module of src/blockbench/workloads/ and of a shipped catalog's workloads/ that
+    declares workloads, with their names (the first argument of each `Workload(...)` in its
+    `WORKLOADS`), read without importing."""
     import ast
 
     found = {}
-    for path in sorted((root / "src/blockbench/workloads").glob("*.py")):
+    own = sorted((root / "src/blockbench/workloads").glob("*.py"))
+    for path in own + sorted(root.glob("config/claims/*/workloads/*.py")):
         tree = ast.parse(path.read_text())
         names = [
             node.args[0].value

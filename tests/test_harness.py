@@ -6,6 +6,7 @@ from dataclasses import replace
 import jax
 import numpy as np
 import pytest
+from tiny import module_of
 
 from blockbench.measure import cell, cores, harness, sampling
 from blockbench.records.params import CellSpec, MeasureParams
@@ -219,7 +220,7 @@ def test_failures_are_classified(exc, status):
 def test_an_eager_function_whose_control_flow_reads_its_values_still_learns_its_output():
     """The JIT page's loop (`while i < n`) and jax#968's (`range(int(n))`) cannot be traced
     abstractly; one real call, untimed, gives the shape instead."""
-    from blockbench.workloads import jit_in_loop, split_loop
+    jit_in_loop, split_loop = module_of("jit_in_loop"), module_of("split_loop")
 
     single = harness.output_of(jax.jit(lambda v: v * 2), (jax.numpy.ones(4),))
     x, n = jax.device_put(jit_in_loop.make_inputs(3, None))

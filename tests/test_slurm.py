@@ -416,3 +416,59 @@ def test_a_cell_on_more_cores_than_slurm_granted_its_step_is_flagged(monkeypatch
     assert provenance.threads((0, 1), None)["granted"] == 2
     monkeypatch.delenv("SLURM_JOB_ID")
     assert provenance.threads((0, 1), None)["granted"] is None
+
+
+# A catalog that declares workloads must be where the nodes see it (cluster.catalog_problem)
+MOUNTINFO = r"""22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw
+40 22 0:40 / /home rw,relatime shared:20 - nfs4 srv:/home rw,vers=4.2
+41 22 0:41 / /scratch rw,nosuid - tmpfs tmpfs rw,size=1g
+42 41 0:42 / /scratch/my\040data rw,relatime master:3 - lustre 10.0.0.1@tcp:/fs rw
+43 41 0:43 / /scratch rw,relatime - xfs /dev/sdb1 rw
+"""
+
+
+def test_a_catalog_on_the_working_directorys_filesystem_passes(tmp_path):
+    catalog = tmp_path / "mycatalog"
+    catalog.mkdir()
+    assert problems(catalogs=[catalog], workdir=tmp_path) == []  # the real st_dev
+    # the same device is enough, whatever the type of its filesystem
+    local = {"filesystem": lambda p: ("ext4", "/"), "same_device": lambda a, b: True}
+    assert problems(catalogs=[catalog], workdir=tmp_path, **local) == []
+
+
+def test_a_catalog_on_a_local_filesystem_elsewhere_is_named_before_submitting():
+    catalog = Path("/dev/shm/mycatalog")
+    found = problems(
+        catalogs=[catalog, Path("/home/me/shared")],
+        workdir=Path("/home/me/run"),
+        filesystem=lambda p: ("tmpfs", "/dev/shm") if p == catalog else ("nfs4", "/home"),
+        same_device=lambda a, b: False,
+    )
+    assert len(found) == 1, found
+    assert str(catalog) in found[0] and "tmpfs" in found[0] and "/dev/shm" in found[0]
+    assert "shared filesystem" in found[0]
+
+
+def test_a_catalog_on_a_network_filesystem_passes():
+    for fstype in ("nfs", "lustre", "fuse.glusterfs"):
+        assert not problems(
+            catalogs=[Path("/home/me/catalog")],
+            workdir=Path("/local/run"),
+            filesystem=lambda p, t=fstype: (t, "/home"),
+            same_device=lambda a, b: False,
+        )
+
+
+def test_a_paths_filesystem_is_that_of_the_longest_mount_point_holding_it():
+    assert cluster.mounts(MOUNTINFO)[3] == (Path("/scratch/my data"), "lustre")
+    assert cluster.filesystem_of(Path("/home/me/cat"), MOUNTINFO) == ("nfs4", "/home")
+    assert cluster.filesystem_of(Path("/homework"), MOUNTINFO) == ("ext4", "/")
+    assert cluster.filesystem_of(Path("/scratch/my data/c"), MOUNTINFO) == (
+        "lustre",
+        "/scratch/my data",
+    )
+    # the later of two mounts on one point is the one seen
+    assert cluster.filesystem_of(Path("/scratch/c"), MOUNTINFO) == ("xfs", "/scratch")
+    assert cluster.filesystem_of(Path("/x"), "garbage\n") == ("unknown", "?")
+    fstype, point = cluster.filesystem_of(Path.cwd())  # this machine's /proc/self/mountinfo
+    assert fstype != "unknown" and Path.cwd().resolve().is_relative_to(point)

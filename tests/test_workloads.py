@@ -5,12 +5,14 @@ from dataclasses import replace
 import jax
 import numpy as np
 import pytest
+from tiny import every_workload
 
 from blockbench.measure import harness
-from blockbench.workloads import grad_logistic, stencil
+from blockbench.workloads import grad_logistic, registry, stencil
 from blockbench.workloads.declare import Workload
-from blockbench.workloads.registry import IMPLS, WORKLOADS, lookup
+from blockbench.workloads.registry import lookup
 
+WORKLOADS = every_workload()  # blockbench's own and its catalogs'
 # Sizes small enough to check every implementation quickly; a workload not named here (one
 # of your own) is checked at the first size from 16 up that it declares valid (small_size).
 SMALL = {"dot_xx": 24, "matmul": 24, "selu": 1000, "stencil": 8, "grad_logistic": 100}
@@ -37,7 +39,7 @@ def run_impl(workload: str, impl: str, size: int) -> tuple[tuple, np.ndarray]:
     return host, np.asarray(harness.block(harness.jitted(entry)(*args)))
 
 
-@pytest.mark.parametrize("entry", IMPLS, ids=lambda i: f"{i.workload}-{i.name}")
+@pytest.mark.parametrize("entry", registry.IMPLS, ids=lambda i: f"{i.workload}-{i.name}")
 def test_every_implementation_matches_the_float64_reference(entry):
     w = WORKLOADS[entry.workload]
     host, out = run_impl(entry.workload, entry.name, small_size(w))

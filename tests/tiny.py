@@ -1,6 +1,8 @@
 """The tiny grid every end-to-end test runs, and a scratch copy of the workflow to run it in."""
 
 import shutil
+import sys
+import types
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -8,6 +10,7 @@ import yaml
 
 from blockbench.pipeline import stages
 from blockbench.records.layout import raw_files
+from blockbench.workloads import registry
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -15,6 +18,23 @@ ROOT = Path(__file__).resolve().parents[1]
 # GPU cells too: here each records itself `unavailable` (the check before them stops them
 # all: tests/test_gpu_ready.py), so the GPU claims' paths run on any machine.
 TINY = {**yaml.safe_load((ROOT / "config" / "smoke.yaml").read_text()), "devices": ["cpu", "gpu"]}
+
+
+# The catalogs blockbench ships; a catalog's own workloads are known once it is read.
+SHIPPED_CATALOGS = sorted(p for p in (ROOT / "config" / "claims").iterdir() if p.is_dir())
+
+
+def every_workload() -> dict:
+    """The registry with every shipped catalog's workloads in it: what a test of every
+    workload reads (blockbench's own modules alone are known without)."""
+    for folder in SHIPPED_CATALOGS:
+        registry.use_catalog(folder)
+    return registry.WORKLOADS
+
+
+def module_of(workload: str) -> types.ModuleType:
+    """The module that declares `workload` (a shipped catalog's too), to call its functions."""
+    return sys.modules[every_workload()[workload].check.__module__]
 
 
 def workflow_copy(tmp_path: Path, config: dict | None = None) -> Path:

@@ -103,7 +103,8 @@ rule gpu_ready:
 
 
 # Before the first submission to SLURM: every setting the cluster needs is there (the
-# account, a status command that works, ...), or the run stops and says which is missing.
+# account, a status command that works, ...), and every catalog that declares workloads is
+# where the nodes see it, or the run stops and says which is missing.
 onstart:
     cluster.check(workflow, CLUSTER)
     logger.info(f"blockbench: Snakemake's re-scheduling timers: {QUIET}")

@@ -5,12 +5,16 @@ left with a guess: no account means the account of the user's last job (`sacct`)
 `--slurm-no-account` is accepted but read nowhere; a status command of `squeue` quietly
 becomes `sacct`, which without an accounting database fails, and Snakemake then waits for
 ever. So when jobs go to SLURM, `check` stops the run before anything is submitted unless
-each of these is settled, and says which setting settles it.
+each of these is settled, and says which setting settles it. It also stops a run whose
+catalog declares workloads from a folder the nodes may not see (`catalog_problem`).
 """
 
 import math
+import os
+import re
 import subprocess
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 # The plugin checks job states at most this many seconds apart (its `max_sleep_time`);
@@ -31,6 +35,89 @@ def account(cluster: Mapping[str, Any]) -> str:
     """The `slurm_account` resource: the configured account, or '' (none, or not set)."""
     value = cluster.get("account")
     return "" if value is None or str(value) == "none" else str(value)
+
+
+# Filesystem types that nodes of a cluster mount alike (/proc/self/mountinfo's names)
+SHARED_FS = frozenset(
+    {
+        "nfs",
+        "nfs4",
+        "lustre",
+        "gpfs",
+        "beegfs",
+        "cephfs",
+        "ceph",
+        "cifs",
+        "smb3",
+        "glusterfs",
+        "fuse.glusterfs",
+        "panfs",
+        "wekafs",
+    }
+)
+MOUNTINFO = Path("/proc/self/mountinfo")
+
+
+def mounts(mountinfo: str) -> list[tuple[Path, str]]:
+    """Each mount point of a /proc/self/mountinfo text and its filesystem type (the field
+    after ' - '), in its order: a later mount on the same point hides an earlier one."""
+    out = []
+    for line in mountinfo.splitlines():
+        head, sep, tail = line.partition(" - ")
+        fields, kinds = head.split(), tail.split()
+        if sep and len(fields) >= 5 and kinds:
+            # the kernel writes a space, tab, newline or backslash in a path as \ooo (octal)
+            point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m[1], 8)), fields[4])
+            out.append((Path(point), kinds[0]))
+    return out
+
+
+def filesystem_of(path: Path, mountinfo: str | None = None) -> tuple[str, str]:
+    """The type and mount point of the filesystem holding `path`: the longest mount point
+    that contains it; ('unknown', '?') where /proc/self/mountinfo cannot be read."""
+    if mountinfo is None:
+        try:
+            mountinfo = MOUNTINFO.read_text()
+        except OSError:
+            return "unknown", "?"
+    path, found, depth = Path(path).resolve(), ("unknown", "?"), -1
+    for point, fstype in mounts(mountinfo):
+        if path.is_relative_to(point) and len(point.parts) >= depth:
+            found, depth = (fstype, str(point)), len(point.parts)
+    return found
+
+
+def _same_device(a: Path, b: Path) -> bool:
+    try:
+        return os.stat(a).st_dev == os.stat(b).st_dev
+    except OSError:
+        return False
+
+
+def catalog_problem(
+    folder: Path,
+    workdir: Path,
+    filesystem: Callable[[Path], tuple[str, str]],
+    same_device: Callable[[Path, Path], bool],
+) -> str | None:
+    """Why the nodes may not see a catalog folder that declares workloads (each measurement
+    job imports them on its node), or None. Without a way to ask the nodes, the rule is
+    simple: the folder is fine on the working directory's filesystem, which the executor
+    plugin already needs shared (the jobs start there and write their results into it), or
+    on a filesystem type made to be shared (SHARED_FS). A local disk, tmpfs or the like
+    elsewhere is refused, though a site may mount the same path on every node: moving the
+    catalog costs less than a run whose every job fails."""
+    if same_device(folder, workdir):
+        return None
+    fstype, point = filesystem(folder)
+    if fstype in SHARED_FS:
+        return None
+    return (
+        f"the catalog {folder} declares workloads, which every measurement job imports on "
+        f"its node, but it is on a {fstype} filesystem (mounted at {point}), neither the "
+        f"working directory's ({workdir}) nor a shared type, so the nodes may not see it: "
+        "move the catalog beside the workflow or onto a shared filesystem."
+    )
 
 
 def _sacct_works() -> bool:
@@ -56,8 +143,14 @@ def problems(
     min_job_age: Callable[[], int | None],
     sacct_available: Callable[[], bool],
     sacct_works: Callable[[], bool] = _sacct_works,
+    catalogs: Sequence[Path] = (),
+    workdir: Path | None = None,
+    filesystem: Callable[[Path], tuple[str, str]] = filesystem_of,
+    same_device: Callable[[Path, Path], bool] = _same_device,
 ) -> list[str]:
-    """Every setting a SLURM run needs and does not have, each with the failure it prevents."""
+    """Every setting a SLURM run needs and does not have, each with the failure it prevents;
+    `catalogs`: the folders of the run's catalogs that declare workloads, which the nodes must
+    see (`catalog_problem`) from the working directory `workdir` (None: this process's)."""
     out = []
     if cluster.get("account") is None:
         out.append(
@@ -116,6 +209,10 @@ def problems(
             "unseen and Snakemake would wait for ever: use slurm-status-command: sacct "
             "(needs accounting)."
         )
+    workdir = Path.cwd() if workdir is None else workdir
+    for folder in catalogs:
+        if line := catalog_problem(folder, workdir, filesystem, same_device):
+            out.append(line)
     return out
 
 
@@ -140,6 +237,8 @@ def check(workflow: Any, cluster: Mapping[str, Any]) -> None:
         is_query_tool_available,
     )
 
+    from blockbench.workloads import registry
+
     settings = workflow.executor_settings
     found = problems(
         cluster,
@@ -152,6 +251,8 @@ def check(workflow: Any, cluster: Mapping[str, Any]) -> None:
         guess_account=lambda: _guess(get_account),
         min_job_age=get_min_job_age,
         sacct_available=lambda: is_query_tool_available("sacct"),
+        # the catalogs the workflow read while it was parsed, those that declare workloads
+        catalogs=[folder for folder, names in registry._CATALOGS.items() if names],
     )
     if found:
         raise ValueError("not submitting to SLURM:\n" + "\n".join(f"- {line}" for line in found))

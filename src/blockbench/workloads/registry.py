@@ -69,6 +69,11 @@ def _hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _one_line(text: object) -> str:
+    """A message of several lines (a user's exception's, packaging's) as one."""
+    return " ".join(str(text).split())
+
+
 def _declared(module: types.ModuleType, where: str) -> tuple[Workload, ...]:
     declared = getattr(module, "WORKLOADS", None)
     if declared is None:
@@ -78,25 +83,35 @@ def _declared(module: types.ModuleType, where: str) -> tuple[Workload, ...]:
     return tuple(declared)
 
 
-def _add(declared: tuple[Workload, ...], source: Source) -> None:
-    for workload in declared:
-        if workload.name in WORKLOADS:
-            raise CatalogError(
-                f"{source.file}: workload {workload.name!r} is already declared in "
-                f"{SOURCES[workload.name].file}"
-            )
-    for workload in declared:
-        WORKLOADS[workload.name], SOURCES[workload.name] = workload, source
+def _add(modules: list[tuple[tuple[Workload, ...], Source]]) -> None:
+    """Register every module's workloads, or none of them: a name declared already, or twice
+    among these, is refused naming both files."""
+    seen: dict[str, Source] = {}
+    for declared, source in modules:
+        for workload in declared:
+            first = SOURCES.get(workload.name) or seen.get(workload.name)
+            if first is not None:
+                raise CatalogError(
+                    f"{source.file}: workload {workload.name!r} is already declared in "
+                    f"{first.file}"
+                )
+            seen[workload.name] = source
+    for declared, source in modules:
+        for workload in declared:
+            WORKLOADS[workload.name], SOURCES[workload.name] = workload, source
 
 
 def _collect() -> None:
     package = importlib.import_module(__package__)
+    modules = []
     for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
         if info.name in MACHINERY:
             continue
         module = importlib.import_module(f"{__package__}.{info.name}")
         file = Path(module.__file__ or info.name)
-        _add(_declared(module, module.__name__), Source(None, None, file, _hash(file.read_bytes())))
+        source = Source(None, None, file, _hash(file.read_bytes()))
+        modules.append((_declared(module, module.__name__), source))
+    _add(modules)
 
 
 WORKLOADS: dict[str, Workload] = {}
@@ -122,7 +137,7 @@ def _check_requirements(folder: Path) -> None:
         try:
             wanted = Requirement(text)
         except InvalidRequirement as exc:
-            raise CatalogError(f"{file}:{n}: not a requirement ({exc})") from None
+            raise CatalogError(f"{file}:{n}: not a requirement ({_one_line(exc)})") from None
         try:
             have = importlib.metadata.version(wanted.name)
         except importlib.metadata.PackageNotFoundError:
@@ -148,10 +163,12 @@ def _run_module(file: Path, name: str) -> types.ModuleType:
         exec(compile(data, str(file), "exec"), module.__dict__)
     except SyntaxError as exc:
         del sys.modules[name]
-        raise CatalogError(f"{file}:{exc.lineno}: {exc.msg}") from None
+        raise CatalogError(f"{file}:{exc.lineno}: {_one_line(exc.msg)}") from None
     except Exception as exc:  # whatever its top level raises: the user's code
         del sys.modules[name]
-        raise CatalogError(f"{file}: importing it failed: {type(exc).__name__}: {exc}") from None
+        raise CatalogError(
+            f"{file}: importing it failed: {type(exc).__name__}: {_one_line(exc)}"
+        ) from None
     loaded = [m for m in SCIENCE if m in set(sys.modules) - before]
     if loaded:
         del sys.modules[name]
@@ -173,12 +190,13 @@ def use_catalog(folder: str | Path) -> tuple[str, ...]:
         return _CATALOGS[folder]
     modules = sorted((folder / CATALOG_WORKLOADS).glob("*.py"))
     _check_requirements(folder)
-    catalog, added = folder.name, []
+    catalog, read = folder.name, []
     for file in (f for f in modules if not f.name.startswith("_")):
         module = _run_module(file, f"blockbench_catalog_{catalog}.{file.stem}")
-        declared = _declared(module, str(file))
-        _add(declared, Source(catalog, folder, file, module.__blockbench_sha256__))
-        added += [w.name for w in declared]
+        source = Source(catalog, folder, file, module.__blockbench_sha256__)
+        read.append((_declared(module, str(file)), source))
+    _add(read)  # all of the catalog's workloads, or none
+    added = [w.name for declared, _ in read for w in declared]
     global IMPLS
     IMPLS = tuple(i for w in WORKLOADS.values() for i in w.impls)
     _CATALOGS[folder] = tuple(added)
