@@ -126,7 +126,11 @@ def test_a_good_module_joins_the_registry_with_its_source_once(tmp_path: Path, u
     source = registry.source_of(uid)
     assert (source.catalog, source.folder, source.file) == (folder.name, folder, file)
     assert source.sha256 == registry._hash(file.read_bytes()) == registry.current_sha256(uid)
-    assert source.as_record() == {"catalog": folder.name, "module": "mine.py", "sha256": source.sha256}
+    assert source.as_record() == {
+        "catalog": folder.name,
+        "module": "mine.py",
+        "sha256": source.sha256,
+    }
     # read again (the parse reads the config twice; a relative path names the same folder):
     # nothing is run again, and nothing is declared twice
     file.write_text(good(uid) + "\nraise RuntimeError('run twice')\n")
@@ -206,7 +210,7 @@ def test_a_refused_catalog_adds_none_of_its_workloads(tmp_path: Path, uid: str):
     impls = registry.IMPLS
     assert "b.py: declares no WORKLOADS" in refusal(folder)
     assert uid not in registry.WORKLOADS and uid not in registry.SOURCES
-    assert registry.IMPLS == impls
+    assert impls == registry.IMPLS
     (folder / "workloads/b.py").unlink()
     assert registry.use_catalog(folder) == (uid,)
 
@@ -248,7 +252,8 @@ def test_a_module_importing_numpy_at_its_top_is_refused_in_a_fresh_interpreter(
     """The workflow's parse needs Snakemake alone (docs/module.md): a module that imports
     NumPy at its top breaks it. Only a process that has not imported NumPy yet can tell, so
     each catalog is read in a fresh interpreter; the page's shape (deferred) passes there."""
-    bad = write_catalog(tmp_path, f"np_{uid}", {"mine.py": "import numpy\n" + good(f"np_{uid}")})
+    top = good(f"np_{uid}").replace("from blockbench", "import numpy\nfrom blockbench", 1)
+    bad = write_catalog(tmp_path, f"np_{uid}", {"mine.py": top})
     fine = write_catalog(tmp_path, f"ok_{uid}", {"mine.py": good(f"ok_{uid}")})
     script = (
         "import sys\n"
@@ -285,9 +290,9 @@ def test_a_bad_module_stops_snakemakes_parse_before_any_job(tmp_path: Path, uid:
     )  # fmt: skip
     assert run.returncode != 0
     ours = [line for line in run.stderr.splitlines() if line.startswith("blockbench:")]
-    assert ours == [f"blockbench: config key claims[1]: {folder / 'workloads/mine.py'}:2: invalid syntax"], (
-        run.stderr[-3000:]
-    )
+    assert ours == [
+        f"blockbench: config key claims[1]: {folder / 'workloads/mine.py'}:2: invalid syntax"
+    ], run.stderr[-3000:]
     assert "measure" not in run.stdout
 
 

@@ -278,8 +278,8 @@ def test_a_module_read_from_a_git_repository_brings_its_package_along(tmp_path):
     assert pd.read_csv(host / "results/claims.csv")["run_label"].eq("git").all()
 
 
-# A workload of a user's own, committed beside blockbench's: a module of its own and nothing
-# else (docs/adding-a-workload.md). Its import needs nothing the parse lacks.
+# A workload added to blockbench's own package (a change to blockbench; a user's own goes in a
+# catalog, below): one module and nothing else. Its import needs nothing the parse lacks.
 NEW_WORKLOAD = '''"""A vector's negation: a workload added after blockbench's."""
 
 from typing import Any
@@ -333,3 +333,124 @@ def test_a_workload_committed_as_one_module_comes_along_with_the_package(tmp_pat
     assert "results/raw/git/cpu/negate/numpy/10/0.json" in dry.stdout
     (fetched,) = (host / ".snakemake/blockbench").iterdir()
     assert (fetched / module).read_text() == NEW_WORKLOAD
+
+
+# A catalog the host keeps in its own repository: its claim and the workload module that claim
+# reads, in the shape docs/adding-a-workload.md gives, and no fork of blockbench.
+HOST_WORKLOAD = '''"""Negating a float32 vector, two ways: a workload of the host's own catalog."""
+
+from __future__ import annotations
+
+from blockbench.workloads.checks import max_rel_err
+from blockbench.workloads.declare import CPU_ONLY, Impl, Workload, deferred
+
+np = deferred("numpy")
+
+
+def make_inputs(size: int, rng: np.random.Generator) -> tuple[np.ndarray]:
+    return (rng.standard_normal(size, dtype=np.float32),)
+
+
+def check(inputs: tuple[np.ndarray], out: object) -> float:
+    return max_rel_err(out, -inputs[0].astype(np.float64))
+
+
+def negate(x: np.ndarray) -> np.ndarray:
+    return -x
+
+
+def subtract(x: np.ndarray) -> np.ndarray:
+    return 0 - x
+
+
+WORKLOADS = (
+    Workload(
+        "host_negate",
+        "vector length",
+        make_inputs,
+        check,
+        tolerance=1e-6,
+        work=float,
+        baseline="negate",
+        impls=(
+            Impl("negate", "numpy", negate, CPU_ONLY),
+            Impl("subtract", "numpy", subtract, CPU_ONLY),
+        ),
+    ),
+)
+'''
+HOST_CLAIM = {
+    "id": "H1",
+    "slug": "negation-either-way",
+    "source": "H: the host's own question",
+    "statement": "Both ways of negating a vector run.",
+    "parts": [
+        {
+            "name": "subtract / negate",
+            "num": {"device": "cpu", "workload": "host_negate", "impl": "subtract"},
+            "den": {"device": "cpu", "workload": "host_negate", "impl": "negate"},
+            "size": 1000,
+            "holds_if": "> 0",
+            "why": "any ratio: the claim is that both run",
+            "code": "0 - x  /  -x",
+        }
+    ],
+}
+
+
+def host_with_its_catalog(tmp_path: Path) -> tuple[Path, Path]:
+    """A host repository through the page's module lines, whose blockbench section names
+    the host's own catalog (a path relative to the host) as its only one; its grid is that
+    catalog's claim alone. Returns the host's directory and blockbench's checkout."""
+    checkout = blockbench_copy(tmp_path / "blockbench")
+    host = tmp_path / "host"
+    catalog = host / "catalogs/mine"
+    (catalog / "workloads").mkdir(parents=True)
+    (catalog / "claims.yaml").write_text(yaml.safe_dump([HOST_CLAIM], sort_keys=False))
+    (catalog / "workloads/host_negate.py").write_text(HOST_WORKLOAD)
+    (host / "config").mkdir()
+    (host / "Snakefile").write_text(module_block().replace("/path/to/blockbench", str(checkout)))
+    section = {
+        **GRID,
+        "run_label": "host-catalog",
+        "claims": ["catalogs/mine"],
+        "claim_sizes": "default",
+        "workloads": [],
+    }
+    (host / "config/config.yaml").write_text(yaml.safe_dump({"blockbench": section}))
+    return host, checkout
+
+
+def test_a_host_names_a_catalog_of_its_own_repository_workloads_included(tmp_path):
+    """The host's catalog joins through `claims` alone: the parse reads its module from the
+    host's repository and plans the cells its claim reads, with blockbench unforked."""
+    host, checkout = host_with_its_catalog(tmp_path)
+    dry = snakemake(host, "-n", "--cores", "2")
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    for impl in ("negate", "subtract"):
+        assert f"results/raw/host-catalog/cpu/host_negate/{impl}/1000/0.json" in dry.stdout
+    assert not list(checkout.rglob("host_negate*"))
+
+
+@pytest.mark.slow  # a real run: every other one here is marked so too
+def test_a_hosts_own_catalog_is_measured_and_judged_through_the_module(tmp_path):
+    """The jobs import the host's module from its catalog folder, the claim is judged, and
+    the run keeps a copy of the catalog under the host's results."""
+    host, checkout = host_with_its_catalog(tmp_path)
+    run = snakemake(
+        host, "results/claims.csv", "--cores", "2", "--resources", "measure_host=1",
+        env={"BLOCKBENCH_LOCK": str(tmp_path / "measure.lock")},
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-4000:]
+    verdicts = pd.read_csv(host / "results/claims.csv").set_index("claim_id")
+    assert list(verdicts.index) == ["H1"]
+    assert verdicts.loc["H1", "verdict"] == "reproduced", verdicts.loc["H1"].to_dict()
+    assert verdicts.loc["H1", "catalog"] == "mine"
+    raw = host / "results/raw/host-catalog"
+    records = [json.loads(p.read_text()) for p in layout.raw_files(raw)]
+    assert {r["cell"]["impl"] for r in records} == {"negate", "subtract"}
+    for record in records:
+        assert record["status"] == "ok" and record["workload_source"]["catalog"] == "mine"
+    kept = raw / "catalogs/mine/workloads/host_negate.py"
+    assert kept.read_text() == HOST_WORKLOAD
+    assert not (checkout / "results").exists()

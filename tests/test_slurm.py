@@ -430,15 +430,15 @@ MOUNTINFO = r"""22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw
 def test_a_catalog_on_the_working_directorys_filesystem_passes(tmp_path):
     catalog = tmp_path / "mycatalog"
     catalog.mkdir()
-    assert problems(catalogs=[catalog], workdir=tmp_path) == []  # the real st_dev
+    assert cluster.catalog_problems(catalogs=[catalog], workdir=tmp_path) == []  # the real st_dev
     # the same device is enough, whatever the type of its filesystem
     local = {"filesystem": lambda p: ("ext4", "/"), "same_device": lambda a, b: True}
-    assert problems(catalogs=[catalog], workdir=tmp_path, **local) == []
+    assert cluster.catalog_problems(catalogs=[catalog], workdir=tmp_path, **local) == []
 
 
 def test_a_catalog_on_a_local_filesystem_elsewhere_is_named_before_submitting():
     catalog = Path("/dev/shm/mycatalog")
-    found = problems(
+    found = cluster.catalog_problems(
         catalogs=[catalog, Path("/home/me/shared")],
         workdir=Path("/home/me/run"),
         filesystem=lambda p: ("tmpfs", "/dev/shm") if p == catalog else ("nfs4", "/home"),
@@ -451,7 +451,7 @@ def test_a_catalog_on_a_local_filesystem_elsewhere_is_named_before_submitting():
 
 def test_a_catalog_on_a_network_filesystem_passes():
     for fstype in ("nfs", "lustre", "fuse.glusterfs"):
-        assert not problems(
+        assert not cluster.catalog_problems(
             catalogs=[Path("/home/me/catalog")],
             workdir=Path("/local/run"),
             filesystem=lambda p, t=fstype: (t, "/home"),

@@ -1,8 +1,9 @@
-"""A researcher's own workload and catalog beside blockbench's: one module dropped into the
-package, one catalog of their own (its claims and its published figures) named after the
-shipped one, and nothing of blockbench's edited or copied (docs/adding-a-workload.md, whose
-example this runs)."""
+"""A researcher's own catalog beside blockbench's: one folder outside the workflow holding
+its claims, its published figures and its workload module, named in `claims` after the
+shipped catalog, with nothing of blockbench's edited or copied and the checkout's own package
+under test (docs/adding-a-workload.md, whose example this runs)."""
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -10,19 +11,23 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from conftest import run_measure
 from test_compat import parse_without_science
 from test_workflow import snakemake
 from tiny import TINY, workflow_copy
 
-from blockbench.pipeline import stages
+from blockbench.pipeline import regenerate, stages
+from blockbench.workloads.registry import _hash
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "config/claims/articles/claims.yaml"
 DOCS = (ROOT / "docs/adding-a-workload.md").read_text()
-# The page's softmax module and its claim, as a reader would copy them.
+# The page's softmax module, its claim and its source's figures, as a reader would copy them.
 MODULE = re.search(r"## A workload\n.*?```python\n(.*?)```", DOCS, re.S)[1]
 CLAIM = yaml.safe_load(re.search(r"```yaml\n(- id: .*?)```", DOCS, re.S)[1])[0]
 FIGURES = yaml.safe_load(re.search(r"```yaml\n(S:\n.*?)```", DOCS, re.S)[1])
+# The page's one-cell command, with the catalog folder it names
+MEASURE = re.search(r"```bash\n(\.venv/bin/blockbench measure .*?)```", DOCS, re.S)[1]
 # The tiny grid (the claims add no cell: toy sizes), reduced to the claim's two cells at its
 # own size, one worker process each.
 GRID = {
@@ -38,44 +43,72 @@ GRID = {
         }
     ],
 }
-BOTH = "claims=[config/claims/articles,my_catalog]"
 
 
-def users_copy(tmp_path: Path, claims: list[dict]) -> Path:
-    """The workflow and the package in a scratch directory, with the user's module and their
-    catalog added: the checkout is never touched."""
-    wf = workflow_copy(tmp_path, GRID)
-    shutil.copytree(ROOT / "src", wf / "src", ignore=shutil.ignore_patterns("__pycache__"))
-    # the lock beside src/, as in a checkout: a parse without JAX reads the release from it
-    shutil.copy(ROOT / "requirements.lock", wf)
-    (wf / "src/blockbench/workloads/softmax.py").write_text(MODULE)
-    (wf / "my_catalog").mkdir()
-    (wf / "my_catalog/claims.yaml").write_text(yaml.safe_dump(claims, sort_keys=False))
-    (wf / "my_catalog/figures.yaml").write_text(yaml.safe_dump(FIGURES, sort_keys=False))
-    return wf
+def users_catalog(where: Path, claims: list[dict]) -> Path:
+    """The page's catalog folder, `my_catalog/` under `where`: claims, figures, module."""
+    catalog = where / "my_catalog"
+    (catalog / "workloads").mkdir(parents=True)
+    (catalog / "claims.yaml").write_text(yaml.safe_dump(claims, sort_keys=False))
+    (catalog / "figures.yaml").write_text(yaml.safe_dump(FIGURES, sort_keys=False))
+    (catalog / "workloads/softmax.py").write_text(MODULE)
+    return catalog
 
 
-def test_the_pages_module_leaves_the_parse_to_snakemake_alone(tmp_path):
-    """With the page's module in the package, the workflow still parses with NumPy, JAX and
-    pandas made unimportable (docs/module.md): the registry imports every workload module
-    during the parse, so a module that imported NumPy at its top would stop it."""
-    wf = users_copy(tmp_path, [CLAIM])
+def users_copy(tmp_path: Path, claims: list[dict]) -> tuple[Path, Path]:
+    """The workflow in a scratch directory, and the user's catalog in a folder of its own
+    beside it, not inside it: the package is the checkout's, and nothing under src/ changes."""
+    wf = workflow_copy(tmp_path / "wf", GRID)
+    assert not (wf / "src").exists()
+    return wf, users_catalog(tmp_path / "elsewhere", claims)
+
+
+def both(catalog: Path) -> str:
+    """The page's `--config` value: blockbench's catalog, then the user's."""
+    return f"claims=[config/claims/articles,{catalog}]"
+
+
+def test_the_pages_catalog_leaves_the_parse_to_snakemake_alone(tmp_path):
+    """With the page's catalog named, the workflow still parses with NumPy, JAX and pandas
+    made unimportable (docs/module.md): the catalog's module is read during the parse (its
+    cells are planned), so a module that imported NumPy at its top would stop it."""
+    wf, catalog = users_copy(tmp_path, [CLAIM])
     run = parse_without_science(
-        wf, "-n", "--cores", "1", "--configfile", "tiny.yaml", "--config", BOTH
+        wf, "-n", "--cores", "1", "--configfile", "tiny.yaml", "--config", both(catalog)
     )
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     size = CLAIM["parts"][0]["size"]
     assert f"results/raw/mine/cpu/softmax/jax_jit/{size}/0.json" in run.stdout
 
 
+def test_the_pages_one_cell_command_measures_the_catalogs_workload(tmp_path, monkeypatch):
+    """`blockbench measure --catalog my_catalog`, run where the folder is: the cell is
+    checked against its float64 reference and its record names the module that ran."""
+    catalog = users_catalog(tmp_path, [CLAIM])
+    args = MEASURE.replace("\\\n", " ").split()[2:]  # after `.venv/bin/blockbench measure`
+    out = tmp_path / "softmax.json"
+    args[args.index("--out") + 1] = str(out)
+    monkeypatch.chdir(tmp_path)  # --catalog my_catalog: relative to where the command runs
+    rc, record, stderr = run_measure(out, *args, lock=tmp_path / "lock")
+    assert rc == 0 and record is not None, stderr[-2000:]
+    assert record["status"] == "ok" and record["check"]["passed"], record["reason"]
+    assert record["workload_source"] == {
+        "catalog": "my_catalog",
+        "module": "softmax.py",
+        "sha256": _hash((catalog / "workloads/softmax.py").read_bytes()),
+    }
+
+
 @pytest.mark.slow
-def test_a_users_catalog_adds_its_claim_and_figure_to_blockbenchs_end_to_end(tmp_path):
+def test_a_users_catalog_adds_its_claim_and_figure_and_is_rebuilt_once_gone(tmp_path):
+    """End to end beside blockbench's claims; then the user's folder is deleted and the run
+    is judged again from its raw folder alone, which kept a copy of the catalog."""
     shipped = SHIPPED.read_bytes()
-    wf = users_copy(tmp_path, [CLAIM])
+    wf, catalog = users_copy(tmp_path, [CLAIM])
     figure = "results/figures/catalog_my_catalog.png"
     run = snakemake(
         wf, "results/claims.csv", figure, "--cores", "2", "--configfile", "tiny.yaml",
-        "--config", BOTH,
+        "--config", both(catalog),
     )  # fmt: skip
     assert run.returncode == 0, run.stderr[-3000:]
     table = pd.read_csv(wf / "results/claims.csv").set_index("claim_id")
@@ -91,6 +124,29 @@ def test_a_users_catalog_adds_its_claim_and_figure_to_blockbenchs_end_to_end(tmp
     assert SHIPPED.read_bytes() == shipped
     assert (wf / "config/claims/articles/claims.yaml").read_bytes() == shipped
 
+    # which module ran, in every record and in the measurements table
+    sha = _hash(MODULE.encode())
+    raw = wf / "results/raw/mine"
+    source = {"catalog": "my_catalog", "module": "softmax.py", "sha256": sha}
+    records = [json.loads(p.read_text()) for p in raw.glob("cpu/softmax/*/*/*.json")]
+    assert records and all(r["workload_source"] == source for r in records)
+    measured = pd.read_csv(wf / "results/tables/measurements.csv")
+    softmax = measured[measured["workload"] == "softmax"]
+    assert set(softmax["catalog"]) == {"my_catalog"} and set(softmax["module_sha256"]) == {sha}
+    # the copy beside the raw records, and the list of the run's catalogs
+    kept = raw / "catalogs/my_catalog"
+    assert (kept / "workloads/softmax.py").read_text() == MODULE
+    said = json.loads((raw / "catalogs.json").read_text())
+    came = str(catalog.resolve() / "claims.yaml")
+    assert said["claims"][-1] == {"kept": "catalogs/my_catalog", "from": came}
+
+    shutil.rmtree(catalog)
+    out = tmp_path / "rebuilt"
+    extra = ["--configfile", str(wf / "tiny.yaml")]  # the config the run was made with
+    regenerate.regenerate(raw, out, 2, extra, targets=("results/claims.csv",))
+    claims = "results/claims.csv"
+    assert (out / claims).read_text() == (wf / claims).read_text()
+
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
@@ -98,17 +154,18 @@ def test_a_users_catalog_adds_its_claim_and_figure_to_blockbenchs_end_to_end(tmp
     [
         (
             [{**CLAIM, "id": "A1"}],
-            BOTH,
-            ["claim id 'A1' is in both config/claims/articles/claims.yaml and my_catalog"],
+            "claims=[config/claims/articles,CATALOG]",
+            ["claim id 'A1' is in both config/claims/articles/claims.yaml and CATALOG"],
         ),
         (
             [CLAIM],
-            "claims=[config/claims/articles,nope]",
+            # no block of the grid names softmax, which only the missing catalog declares
+            "claims=[config/claims/articles,nope] workloads=[]",
             ["config key claims[1]", "'nope' is neither a catalog folder"],
         ),
         (
             [CLAIM],
-            "claims=[config/claims.yaml,my_catalog]",
+            "claims=[config/claims.yaml,CATALOG]",
             ["config key claims[0]", "was replaced by the catalog config/claims/articles"],
         ),
     ],
@@ -117,10 +174,12 @@ def test_a_users_catalog_adds_its_claim_and_figure_to_blockbenchs_end_to_end(tmp
 def test_a_users_claims_that_cannot_be_added_stop_the_run_before_any_job(
     tmp_path, claims, config, named
 ):
-    wf = users_copy(tmp_path, claims)
-    run = snakemake(wf, "--cores", "2", "--configfile", "tiny.yaml", "--config", config)
+    wf, catalog = users_copy(tmp_path, claims)
+    config = config.replace("CATALOG", str(catalog))
+    run = snakemake(wf, "--cores", "2", "--configfile", "tiny.yaml", "--config", *config.split())
     assert run.returncode != 0
     for words in named:
+        words = words.replace("CATALOG", str(catalog))
         assert words in run.stdout + run.stderr, (words, run.stderr[-2000:])
     assert not (wf / "results").exists()
 
@@ -138,10 +197,12 @@ def test_a_claims_file_that_cannot_be_judged_stops_the_run_in_one_line(tmp_path,
     part = {**CLAIM["parts"][0], **{k: v for k, v in change.items() if k != "workload"}}
     if "workload" in change:
         part["num"] = {**part["num"], "workload": change["workload"]}
-    wf = users_copy(tmp_path, [{**CLAIM, "parts": [part]}])
-    run = snakemake(wf, "-n", "--cores", "1", "--configfile", "tiny.yaml", "--config", BOTH)
+    wf, catalog = users_copy(tmp_path, [{**CLAIM, "parts": [part]}])
+    run = snakemake(
+        wf, "-n", "--cores", "1", "--configfile", "tiny.yaml", "--config", both(catalog)
+    )
     assert run.returncode == 1
     line = run.stderr.strip().splitlines()[-1]
-    where = f"blockbench: my_catalog/claims.yaml: claim {CLAIM['id']}, part {part['name']!r}: "
+    where = f"blockbench: {catalog}/claims.yaml: claim {CLAIM['id']}, part {part['name']!r}: "
     assert line.startswith(where) and said in line, run.stderr[-2000:]
     assert 'File "' not in run.stderr and "Traceback" not in run.stderr

@@ -113,6 +113,23 @@ def cell_blas(record: dict[str, Any]) -> str | None:
     return f"{BLAS_NAMES.get(library, library)} {kernel}"
 
 
+def workload_columns(record: dict[str, Any], source: Path) -> dict[str, Any]:
+    """The work a cell's size stands for, and the module that declared its workload as the
+    worker ran it (None: a record older than catalogs' own workloads, blockbench's own)."""
+    cell, module = record["cell"], record.get("workload_source") or {}
+    if cell["workload"] not in WORKLOADS:
+        raise ResultFileError(
+            f"{source}: workload {cell['workload']!r} is declared by no catalog the run names"
+            f" (the record's: {module.get('catalog') or 'blockbench'}); name its catalog in"
+            " `claims`"
+        )
+    return {
+        "work": WORKLOADS[cell["workload"]].work(cell["size"]),
+        "catalog": module.get("catalog"),
+        "module_sha256": module.get("sha256"),
+    }
+
+
 def cell_columns(record: dict[str, Any], source: Path) -> dict[str, Any]:
     """The columns every row of a cell shares: identity, status, check, key provenance."""
     prov = record["provenance"]
@@ -120,13 +137,6 @@ def cell_columns(record: dict[str, Any], source: Path) -> dict[str, Any]:
     model = str(_get(prov, "device", "model") or "not present")
     nvml = _get(prov, "device", "nvml") or {}
     threads = prov.get("threads") or {}
-    module = record.get("workload_source") or {}  # absent before catalogs' own workloads
-    if cell["workload"] not in WORKLOADS:
-        raise ResultFileError(
-            f"{source}: workload {cell['workload']!r} is declared by no catalog the run names"
-            f" (the record's: {module.get('catalog') or 'blockbench'}); name its catalog in"
-            " `claims`"
-        )
     return {
         "run_label": prov["config"]["run_label"],
         # the measuring method (records.spec.METHOD_VERSION); records before it was kept: 1
@@ -137,10 +147,7 @@ def cell_columns(record: dict[str, Any], source: Path) -> dict[str, Any]:
         "handoff_s": _get(prov, "handoff", "across_s"),
         **cell,
         "repeat": record["repeat"],
-        "work": WORKLOADS[cell["workload"]].work(cell["size"]),
-        # the module that declared the workload, as the worker ran it (None: not recorded)
-        "catalog": module.get("catalog"),
-        "module_sha256": module.get("sha256"),
+        **workload_columns(record, source),
         "device_model": model,
         "device_label": f"{cell['device']} ({model})",
         "status": record["status"],

@@ -274,12 +274,13 @@ def figures_files(value: ClaimsFiles) -> list[Path]:
     return [f for f in map(_own_figures, claims_files(value)) if f is not None]
 
 
-def _catalogs_figures(value: ClaimsFiles) -> dict[Path, Articles]:
-    """Each catalog's figures, read once; a source's key (A, B, ...) names one source in the
-    run, so that a figure drawn by source is never another catalog's."""
+def _catalogs_figures(files: list[Path]) -> dict[Path, Articles]:
+    """Each catalog's figures (of its resolved claims `files`), read once; a source's key
+    (A, B, ...) names one source in the run, so that a figure drawn by source is never
+    another catalog's."""
     out: dict[Path, Articles] = {}
     where: dict[str, Path] = {}
-    for file in figures_files(value):
+    for file in (f for f in map(_own_figures, files) if f is not None):
         out[file] = articles.load(file)
         for key in out[file].sources:
             if where.setdefault(key, file) != file:
@@ -289,7 +290,8 @@ def _catalogs_figures(value: ClaimsFiles) -> dict[Path, Articles]:
 
 def figures(value: ClaimsFiles) -> Articles:
     """The published figures of every catalog `claims` names, as one set."""
-    return Articles({k: s for f in _catalogs_figures(value).values() for k, s in f.sources.items()})
+    catalogs = _catalogs_figures(claims_files(value))
+    return Articles({k: s for f in catalogs.values() for k, s in f.sources.items()})
 
 
 def read_claims(value: ClaimsFiles, only: Sequence[str] = ()) -> list[Claim]:
@@ -298,10 +300,11 @@ def read_claims(value: ClaimsFiles, only: Sequence[str] = ()) -> list[Claim]:
     blockbench's, never silently overrides one. Each part's article figures are read from
     its own catalog's figures.yaml, so each lives in one place. `only` (config `only`): the
     ids of the claims the run measures and judges, every one where it names none."""
-    catalogs = _catalogs_figures(value)  # sources two catalogs share are refused first
+    files = claims_files(value)
+    catalogs = _catalogs_figures(files)  # sources two catalogs share are refused first
     claims: list[Claim] = []
     seen: dict[tuple[str, Any], tuple[int, Path]] = {}  # (key, value) -> (file's place, file)
-    for i, path in enumerate(claims_files(value)):
+    for i, path in enumerate(files):
         for claim in _read(path, catalogs.get(_own_figures(path), Articles({}))):
             for key in ("id", "slug"):
                 said = getattr(claim, key)

@@ -143,14 +143,8 @@ def problems(
     min_job_age: Callable[[], int | None],
     sacct_available: Callable[[], bool],
     sacct_works: Callable[[], bool] = _sacct_works,
-    catalogs: Sequence[Path] = (),
-    workdir: Path | None = None,
-    filesystem: Callable[[Path], tuple[str, str]] = filesystem_of,
-    same_device: Callable[[Path, Path], bool] = _same_device,
 ) -> list[str]:
-    """Every setting a SLURM run needs and does not have, each with the failure it prevents;
-    `catalogs`: the folders of the run's catalogs that declare workloads, which the nodes must
-    see (`catalog_problem`) from the working directory `workdir` (None: this process's)."""
+    """Every setting a SLURM run needs and does not have, each with the failure it prevents."""
     out = []
     if cluster.get("account") is None:
         out.append(
@@ -209,11 +203,20 @@ def problems(
             "unseen and Snakemake would wait for ever: use slurm-status-command: sacct "
             "(needs accounting)."
         )
-    workdir = Path.cwd() if workdir is None else workdir
-    for folder in catalogs:
-        if line := catalog_problem(folder, workdir, filesystem, same_device):
-            out.append(line)
     return out
+
+
+def catalog_problems(
+    catalogs: Sequence[Path],
+    workdir: Path | None = None,
+    filesystem: Callable[[Path], tuple[str, str]] = filesystem_of,
+    same_device: Callable[[Path, Path], bool] = _same_device,
+) -> list[str]:
+    """`catalog_problem` of each folder of the run's catalogs that declare workloads, seen
+    from the working directory `workdir` (None: this process's)."""
+    workdir = Path.cwd() if workdir is None else workdir
+    found = (catalog_problem(f, workdir, filesystem, same_device) for f in catalogs)
+    return [line for line in found if line]
 
 
 def _guess(get_account: Callable[[Any], str | None]) -> str | None:
@@ -251,8 +254,8 @@ def check(workflow: Any, cluster: Mapping[str, Any]) -> None:
         guess_account=lambda: _guess(get_account),
         min_job_age=get_min_job_age,
         sacct_available=lambda: is_query_tool_available("sacct"),
-        # the catalogs the workflow read while it was parsed, those that declare workloads
-        catalogs=[folder for folder, names in registry._CATALOGS.items() if names],
     )
+    # the catalogs the workflow read while it was parsed, those that declare workloads
+    found += catalog_problems(registry.catalog_folders())
     if found:
         raise ValueError("not submitting to SLURM:\n" + "\n".join(f"- {line}" for line in found))

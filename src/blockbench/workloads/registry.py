@@ -31,6 +31,7 @@ __all__ = [
     "Impl",
     "Source",
     "Workload",
+    "catalog_folders",
     "impls_of",
     "lookup",
     "source_of",
@@ -92,8 +93,7 @@ def _add(modules: list[tuple[tuple[Workload, ...], Source]]) -> None:
             first = SOURCES.get(workload.name) or seen.get(workload.name)
             if first is not None:
                 raise CatalogError(
-                    f"{source.file}: workload {workload.name!r} is already declared in "
-                    f"{first.file}"
+                    f"{source.file}: workload {workload.name!r} is already declared in {first.file}"
                 )
             seen[workload.name] = source
     for declared, source in modules:
@@ -201,6 +201,12 @@ def use_catalog(folder: str | Path) -> tuple[str, ...]:
     IMPLS = tuple(i for w in WORKLOADS.values() for i in w.impls)
     _CATALOGS[folder] = tuple(added)
     return _CATALOGS[folder]
+
+
+def catalog_folders() -> list[Path]:
+    """The folders of the catalogs read in this process that declare workloads: where the
+    measurement jobs import them from."""
+    return [folder for folder, names in _CATALOGS.items() if names]
 
 
 def source_of(workload: str) -> Source:
