@@ -137,7 +137,7 @@ def test_a_users_catalog_adds_its_claim_and_figure_and_is_rebuilt_once_gone(tmp_
     kept = raw / "catalogs/my_catalog"
     assert (kept / "workloads/softmax.py").read_text() == MODULE
     said = json.loads((raw / "catalogs.json").read_text())
-    came = str(catalog.resolve() / "claims.yaml")
+    came = str(catalog.resolve())
     assert said["claims"][-1] == {"kept": "catalogs/my_catalog", "from": came}
 
     shutil.rmtree(catalog)

@@ -22,22 +22,9 @@ from blockbench.pipeline import (
 )
 
 from blockbench.present import figure_names
-from blockbench.judge.claim_rules import (
-    claim_paths,
-    claims_files,
-    figures_files,
-    read_claims,
-)
+from blockbench.judge.claim_rules import claims_files, figures_files, read_claims
 from blockbench.errors import InputError
 from blockbench.records import layout
-
-
-def own_file(path):
-    """`path`, or blockbench's own file of that name where a module's caller has none."""
-    own = CHECKOUT / path if CHECKOUT is not None else None
-    if own is None or Path(path).exists() or not own.exists():
-        return path
-    return str(own)
 
 
 # The claims files `claims` names, CLAIMS_FILES (a catalog folder stands for its
@@ -48,10 +35,7 @@ def own_file(path):
 # points into blockbench, not at the file); the config was checked as it was loaded
 # (workflow/Snakefile).
 try:
-    CLAIMS_FILES = [
-        str(path)
-        for path in claims_files([own_file(p) for p in claim_paths(config["claims"])])
-    ]
+    CLAIMS_FILES = [str(path) for path in claims_files(config["claims"])]
     # each catalog's published figures, which its claims name
     FIGURES_FILES = [str(path) for path in figures_files(CLAIMS_FILES)]
     CLAIM_LIST = read_claims(CLAIMS_FILES, config["only"])

@@ -251,7 +251,10 @@ def claims_files(value: ClaimsFiles) -> list[Path]:
                 )
         path = given / CLAIMS_FILE if given.is_dir() else given
         if path.name == CLAIMS_FILE and path.is_file():  # its workloads join the registry
-            registry.use_catalog(path.parent)
+            try:
+                registry.use_catalog(path.parent)
+            except registry.CatalogError as exc:
+                raise ClaimConfigError(f"config key claims[{i}]: {exc}") from None
         if not path.is_file():
             raise ClaimConfigError(
                 f"config key claims[{i}]: {str(given)!r} is neither a catalog folder "

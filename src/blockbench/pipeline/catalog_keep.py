@@ -61,7 +61,8 @@ def keep(claims_files: Sequence[str | Path], only: Sequence[str], run_dir: Path)
         into = run_dir / KEPT / catalog_name(path)
         if path.resolve() != (into / CLAIMS_FILE).resolve():  # a rebuild reads its own copy
             _copy(path, into)
-        entries.append({"kept": into.relative_to(run_dir).as_posix(), "from": str(path.resolve())})
+        came = path.parent if path.name == CLAIMS_FILE else path  # a folder, or a lone file
+        entries.append({"kept": into.relative_to(run_dir).as_posix(), "from": str(came.resolve())})
     said = {"claims": entries, "only": list(only)}
     write_json_atomic(run_dir / CATALOGS, said)
     return said

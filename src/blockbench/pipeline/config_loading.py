@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from blockbench.judge.claim_rules import claim_paths
 from blockbench.pipeline import grid
 from blockbench.pipeline.grid import ConfigError
 
@@ -73,11 +74,20 @@ def _validated(config: dict[str, Any], schema: dict[str, Any]) -> None:
 
 def load(given: Mapping[str, Any], schema_file: str | Path = SCHEMA) -> dict[str, Any]:
     """The run's config from the merged files (and typed command line) in `given`: a key an
-    older config sets refused first, naming what replaced it; the schema's defaults filled
-    once; the schema and the registry checked (ConfigError names the first bad key)."""
+        older config sets refused first, naming what replaced it; the schema's defaults filled
+        once; `claims` as a list, each path blockbench's own where the working directory lacks
+    it; the schema and the registry checked (ConfigError names the first bad key)."""
     grid.check_replaced(given)
     schema = yaml.safe_load(Path(schema_file).read_text())
     config = _filled(given, schema)
     _validated(config, schema)
+    config["claims"] = [_own(path) for path in claim_paths(config["claims"])]
     grid.check(config)
     return config
+
+
+def _own(path: str) -> str:
+    """`path`, or blockbench's own catalog of that name where the working directory has
+    none (a module's caller names `config/claims/articles` beside a catalog of its own)."""
+    own = ROOT / path
+    return path if Path(path).exists() or not own.exists() else str(own)

@@ -16,17 +16,15 @@ import hashlib
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from blockbench.errors import InputError
 from blockbench.judge.claim import Claim
-from blockbench.judge.claim_rules import Precision, claim_paths
+from blockbench.judge.claim_rules import Precision, claims_files
 from blockbench.pipeline import versions
 from blockbench.records.layout import Cell, raw_files, run_dir
 from blockbench.records.spec import PHASES, per_process
-from blockbench.workloads import registry
-from blockbench.workloads.registry import STYLE_PHASES, WORKLOADS, CatalogError, impls_of
+from blockbench.workloads.registry import STYLE_PHASES, WORKLOADS, impls_of
 
 ACCELERATORS = ("gpu", "tpu")
 Phases = tuple[str, ...] | None  # None: every phase that applies
@@ -95,12 +93,7 @@ def check(config: dict[str, Any]) -> None:
             raise ConfigError(
                 f"config key claim_devices: {device!r} is not in devices {config['devices']}"
             )
-    for i, given in enumerate(claim_paths(config.get("claims") or [])):
-        if Path(given).is_dir():  # before the blocks: they may name its workloads
-            try:
-                registry.use_catalog(given)
-            except CatalogError as exc:
-                raise ConfigError(f"config key claims[{i}]: {exc}") from None
+    claims_files(config.get("claims") or [])  # first: the blocks may name its workloads
     for i, spec in enumerate(config["workloads"]):
         _check_block(f"workloads[{i}] ({spec['name']})", spec)
     versions.check(config, config.get("jax_envs", ".venvs"))

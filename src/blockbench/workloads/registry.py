@@ -9,12 +9,14 @@ once, and each knows the file it came from and that file's hash (`source_of`), w
 record keeps: a module changed mid-run shows, and is refused, rather than mixed.
 """
 
+import ast
 import hashlib
 import importlib
 import importlib.metadata
 import pkgutil
 import sys
 import types
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -151,31 +153,54 @@ def _check_requirements(folder: Path) -> None:
             )
 
 
+def _top_imports(body: list[ast.stmt]) -> Iterator[ast.Import | ast.ImportFrom]:
+    """The imports a module runs as it is read: its top level, and the blocks there but an
+    `if TYPE_CHECKING:` (annotations only); a function's own imports run when it does."""
+    for node in body:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield node
+        elif isinstance(node, ast.If) and "TYPE_CHECKING" not in ast.unparse(node.test):
+            yield from _top_imports(node.body + node.orelse)
+        elif isinstance(node, ast.Try | ast.With):
+            yield from _top_imports(node.body)
+
+
+def _science_at_top(tree: ast.Module) -> tuple[int, str] | None:
+    """(line, package) of the first NumPy, JAX or pandas import a module runs as it is read."""
+    for node in _top_imports(tree.body):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module]
+        for name in names:
+            if name and name.split(".")[0] in SCIENCE:
+                return node.lineno, name.split(".")[0]
+    return None
+
+
 def _run_module(file: Path, name: str) -> types.ModuleType:
     """Execute a catalog's module from its text as read once, so its hash is of what ran;
-    any failure is one line naming the file."""
+    any failure is one line naming the file. One that imports NumPy, JAX or pandas as it is
+    read is refused before it runs, though they may be installed: read from its text, so the
+    refusal does not depend on what the reading process imported before."""
     data = file.read_bytes()
+    try:
+        tree = ast.parse(data, str(file))
+    except SyntaxError as exc:
+        raise CatalogError(f"{file}:{exc.lineno}: {_one_line(exc.msg)}") from None
+    if found := _science_at_top(tree):
+        raise CatalogError(
+            f"{file}:{found[0]}: imports {found[1]} at its top, which the workflow's parse "
+            "does without; reach it through blockbench.workloads.declare.deferred "
+            "(docs/adding-a-workload.md)"
+        )
     module = types.ModuleType(name)
     module.__file__ = str(file)
-    before = set(sys.modules)
     sys.modules[name] = module  # dataclasses and pickling look a module up by its name
     try:
-        exec(compile(data, str(file), "exec"), module.__dict__)
-    except SyntaxError as exc:
-        del sys.modules[name]
-        raise CatalogError(f"{file}:{exc.lineno}: {_one_line(exc.msg)}") from None
+        exec(compile(tree, str(file), "exec"), module.__dict__)
     except Exception as exc:  # whatever its top level raises: the user's code
         del sys.modules[name]
         raise CatalogError(
             f"{file}: importing it failed: {type(exc).__name__}: {_one_line(exc)}"
         ) from None
-    loaded = [m for m in SCIENCE if m in set(sys.modules) - before]
-    if loaded:
-        del sys.modules[name]
-        raise CatalogError(
-            f"{file}: imports {loaded[0]} at its top, which the workflow's parse does without; "
-            f"reach it through blockbench.workloads.declare.deferred (docs/adding-a-workload.md)"
-        )
     module.__dict__["__blockbench_sha256__"] = _hash(data)
     return module
 
@@ -188,6 +213,8 @@ def use_catalog(folder: str | Path) -> tuple[str, ...]:
     folder = Path(folder).resolve()
     if folder in _CATALOGS:
         return _CATALOGS[folder]
+    if not folder.is_dir():
+        raise CatalogError(f"{folder}: no catalog folder there")
     modules = sorted((folder / CATALOG_WORKLOADS).glob("*.py"))
     _check_requirements(folder)
     catalog, read = folder.name, []
