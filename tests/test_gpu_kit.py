@@ -466,14 +466,16 @@ def test_the_quick_kit_rehearsed_end_to_end_on_a_faked_gpu(tmp_path, monkeypatch
     assert all(line in log for line in said.splitlines())
 
     # the archive: every process of the plan as decided, and what the run was decided with
+    monkeypatch.chdir(work)  # where its catalog is, as the kit ran
     config = kit_config.load_config(config_file, ROOT / "config/config.yaml")
-    config["claims"] = str(work / config["claims"])
+    config["claims"] = [str(work / p) for p in config["claims"]]
     plan = kit_config.run_plan(config)
     archive = tmp_path / "out/rehearsal.tar.gz"
     assert archive.stat().st_size < 16 * 2**20
     with tarfile.open(archive) as tar:
         names = {m.name.removeprefix("rehearsal/") for m in tar.getmembers()}
     extras = {"kit.json", "rounds.json", "gpu_ready.json", "smoke.json", "host_kind.json"}
+    extras |= {"catalogs.json"}  # the catalogs it judged (this checkout's own: no copy)
     assert extras <= names, extras - names
     manifest_in = store.read_json(work / "results/raw/rehearsal/kit.json")
     decision = manifest_in["decision"]

@@ -26,7 +26,6 @@ from blockbench.judge.claim_rules import claims_files, figures_files, read_claim
 from blockbench.errors import InputError
 from blockbench.records import layout
 
-
 # The claims files `claims` names, CLAIMS_FILES (a catalog folder stands for its
 # claims.yaml), read in order by every stage: a user's catalog after blockbench's adds its
 # claims (blockbench.judge.claim_rules). A claim or published figure that could never be
