@@ -188,5 +188,8 @@ def rule_parts(parts: pd.DataFrame, catalog: str | None = None) -> plt.Figure:
     )
     fig.suptitle(f"{of} claim part against its rule and its published figure{where}", fontsize=9)
     fig.legend(handles=handles, loc="lower center", ncol=2, fontsize=7, frameon=False)
-    fig.tight_layout(rect=(0, 0.02 + 0.02 * len(handles), 1, 1))
+    # the legend's rows take their own inches below the x-axis label, whatever the panels'
+    legend_in = 0.08 + 0.17 * -(-len(handles) // 2)
+    fig.set_figheight(fig.get_figheight() + legend_in)
+    fig.tight_layout(rect=(0, legend_in / fig.get_figheight(), 1, 1))
     return fig
