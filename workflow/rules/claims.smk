@@ -24,6 +24,15 @@ rule claims:
         # every part of every claim, judged: what the figures read
         parts_csv="results/tables/claim_parts.csv",
         parts_parquet="results/tables/claim_parts.parquet",
+        # this run beside the committed references: the README's verdict map with this run
+        # first (blockbench.present.run_map), its CSV, and the copy the report opens on
+        map_md="results/verdict_map.md",
+        map_csv=report(
+            "results/verdict_map.csv",
+            caption="../report/verdict_map.rst",
+            category="2. Verdicts",
+        ),
+        map_rst="results/verdict_map.rst",
     log:
         "logs/claims.log",
     # runs where Snakemake runs, never as a cluster job
@@ -36,5 +45,9 @@ rule claims:
         labels=MERGE_LABELS,
         # the claims the run judges (every one where `only` names none)
         only=config["only"],
+        # the references the map sets the run beside: results/reference of the checkout
+        # blockbench is read from (a module's too, read from a path); none for a package
+        # fetched from git (rules/package.smk), which brings no results
+        reference=MAP_REFERENCE,
     script:
         "../scripts/claims.py"

@@ -117,30 +117,39 @@ TABLES = expand(
     "results/tables/processes.csv",
 ]
 # The run's figures: each catalog's own, drawn by hand or generic (blockbench.present.
-# figure_names), and those of every run.
-FIGURE_NAMES = figure_names.names(claim.catalog for claim in CLAIM_LIST)
+# figure_names), those of every run, and each claim's anatomy where it has a ratio part.
+FIGURE_NAMES = figure_names.names((claim.catalog for claim in CLAIM_LIST), CLAIM_LIST)
 FIGURES = expand(
     "results/figures/{name}.{ext}",
     name=[*FIGURE_NAMES, *BY_VERSION],
     ext=["png", "svg"],
 )
 CLAIMS = ["results/claims.csv", "results/claims.md", "results/claims.rst"]
+# The committed references of the checkout blockbench is read from, which the verdict map
+# sets the run beside ('' where its package was fetched from git: CHECKOUT, rules/package.smk).
+MAP_REFERENCE = str(CHECKOUT / "results" / "reference") if CHECKOUT is not None else ""
 ENV = "../../environment.yml"
 # The GPU rules' environment: the same packages and the CUDA 12 build of the same JAX.
 ENV_CUDA = "../../environment-cuda12.yml"
 
 
 def figure_category(name):
-    """Report menus sort by name: the catalogs' own figures first, then the verdicts."""
+    """Report menus sort by name: the catalogs' own figures first, then the verdicts (each
+    claim's anatomy beside them), then the rest."""
+    if figure_names.claim_of(name):
+        return "2. Verdicts"
     own = name.startswith(("article_", figure_names.GENERIC))
     return "1. The claims, redrawn" if own else "3. Figures"
 
 
 def figure_caption(name):
     """The report's caption of a figure: its own (workflow/report/figures), one for every
-    generic figure of a catalog."""
-    own = "catalog" if figure_names.catalog_of(name) else name
-    return f"../report/figures/{own}.rst"
+    generic figure of a catalog, one for every claim's anatomy."""
+    if figure_names.catalog_of(name):
+        return "../report/figures/catalog.rst"
+    if figure_names.claim_of(name):
+        return "../report/figures/anatomy.rst"
+    return f"../report/figures/{name}.rst"
 
 
 def figure_png(name):
@@ -173,13 +182,14 @@ def priority_of(wc):
 
 
 def jax_env_of(wc):
-    """The environment of the cell's JAX release; none for the installed one."""
+    """The environment of the cell's JAX release; none for the installed one, nor for a
+    process already measured (a run rebuilt from its raw JSON has no environments)."""
     version = layout.version_of(wc.run_label)
-    return (
-        []
-        if version == layout.installed_jax()
-        else [str(versions.stamp(ENVS, version))]
-    )
+    if version == layout.installed_jax() or os.path.exists(
+        job_of(wc).path(wc.run_label)
+    ):
+        return []
+    return [str(versions.stamp(ENVS, version))]
 
 
 def gpu_ready_of(wc):

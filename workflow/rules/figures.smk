@@ -24,5 +24,8 @@ rule figures:
     threads: len(FIGURE_NAMES)
     params:
         names=FIGURE_NAMES,
+        # the committed references the verdict map's figure sets the run beside
+        reference=MAP_REFERENCE,
+        run_label=RUN,
     script:
         "../scripts/figures.py"

@@ -17,4 +17,10 @@ with job_log.logged(snakemake.log[0]):
         decisions=list(snakemake.input.decisions),
         labels=snakemake.params.labels,
         only=snakemake.params.only,
+        map_files=[
+            snakemake.output.map_md,
+            snakemake.output.map_csv,
+            snakemake.output.map_rst,
+        ],
+        reference=snakemake.params.reference,
     )

@@ -12,4 +12,6 @@ with job_log.logged(snakemake.log[0]):
         claims_file=list(snakemake.input.claims),
         outputs=list(zip(snakemake.output.png, snakemake.output.svg, strict=True)),
         workers=snakemake.threads,
+        reference=snakemake.params.reference,
+        run_label=snakemake.params.run_label,
     )

@@ -54,6 +54,11 @@ COMMANDS = {
     "compare": Command(
         "blockbench.present.run_comparison", "main", "several runs' claims.csv, claim by claim"
     ),
+    "explain": Command(
+        "blockbench.pipeline.explain_cli",
+        "main",
+        "one claim of a run: its part, its phases, the references",
+    ),
     "regenerate": Command(
         "blockbench.pipeline.regenerate",
         "main",

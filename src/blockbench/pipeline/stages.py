@@ -12,7 +12,7 @@ from blockbench.judge.claim_rules import ClaimsFiles, Precision, claims_files, r
 from blockbench.judge.run_view import RunView, speedups
 from blockbench.judge.studies import read_studies
 from blockbench.pipeline import catalog_keep
-from blockbench.present import claims_report, run_comparison, stops
+from blockbench.present import claims_report, run_comparison, run_map, stops
 from blockbench.records.layout import CELL, FIELDS, KIT_MANIFEST, PROCESS, Cell
 from blockbench.records.store import read_json, write_json_atomic
 
@@ -83,6 +83,8 @@ def build_claims(
     decisions: Sequence[str | Path] = (),
     labels: Mapping[str, str] | None = None,
     only: Sequence[str] = (),
+    map_files: Sequence[str | Path] = (),
+    reference: str | Path | None = None,
 ) -> pd.DataFrame:
     """The one place claims are judged: verdicts as CSV, as the Markdown report and as the
     table the HTML report opens on, and every part of every claim (each run's own interval,
@@ -90,7 +92,9 @@ def build_claims(
     run's claims files, read in order (config `claims`); `decisions`: each run's rounds
     decision (blockbench.judge.stopping), which says why each part stopped; `labels`: the
     label a merged run's decision is shown under (its folder -> label); `only`: the claims
-    the run judges (config `only`; none: every one)."""
+    the run judges (config `only`; none: every one). `map_files` (Markdown, CSV, the
+    report's reStructuredText): this run beside the committed references of `reference`
+    (blockbench.present.run_map; '' or None: none, blockbench was fetched from git)."""
     claim_list = read_claims(claims_file, only)
     df, proc = pd.read_parquet(measurements_file), pd.read_parquet(processes_file)
     table, parts = verdicts.judge(df, proc, claim_list, read_studies(study_files))
@@ -102,6 +106,9 @@ def build_claims(
     docs = claims_report.docs_from(markdown)
     Path(markdown).write_text(claims_report.to_markdown(table, parts, claim_list, proc, docs))
     Path(rst).write_text(claims_report.to_rst(table, parts, first=this_run))
+    if map_files:
+        where = Path(reference) if reference else None
+        run_map.write(table, parts, proc, this_run, where, *map_files)
     for r in table.itertuples():
         print(
             f"{r.run_label} {r.claim_id}: {r.verdict} "

@@ -10,6 +10,7 @@ from what the references say.
 """
 
 import argparse
+import os
 import re
 import sys
 from dataclasses import dataclass
@@ -47,9 +48,16 @@ FIGURE = ("article_A.png", "Source A: what a timer sees of jnp.dot(x, x), articl
 
 @cache
 def run_facts(run: Path) -> dict[str, Any]:
-    """What a reader needs to place one run: its code, date, machine, libraries and time,
-    read from its raw records (what each library used, not what was asked)."""
+    """A committed run's facts (raw_facts), from the one raw folder its `raw/` holds."""
     (raw,) = [p for p in (run / "raw").iterdir() if p.is_dir()]
+    return raw_facts(raw)
+
+
+@cache
+def raw_facts(raw: Path) -> dict[str, Any]:
+    """What a reader needs to place one run: its code, date, machine, libraries and time,
+    read from its raw records (what each library used, not what was asked). A GPU is one a
+    process measured on: a process not run there records none."""
     records = [read_json(p) for p in raw_files(raw)]
     first = min(records, key=lambda r: r["started_at"])
     prov = first["provenance"]
@@ -58,18 +66,22 @@ def run_facts(run: Path) -> dict[str, Any]:
             f"{LIBRARIES.get(pool.get('internal_api'), pool.get('internal_api'))}"
             f" {pool.get('architecture')}"
             for r in records
-            for pool in (r["provenance"].get("blas") or {}).get("threadpools", [])
+            for pool in (r["provenance"].get("blas") or {}).get("threadpools") or []
             if pool.get("user_api") == "blas"
         }
     )
     forced = any("OPENBLAS_CORETYPE" in r["provenance"]["env"] for r in records)
     gpus = sorted(
-        {r["provenance"]["device"]["model"] for r in records if r["cell"]["device"] != "cpu"}
+        {
+            r["provenance"]["device"]["model"]
+            for r in records
+            if r["cell"]["device"] != "cpu" and r["status"] == "ok"
+        }
     )
     host = prov["host"]
     return {
         "label": raw.name,
-        "commit": (prov.get("git") or {}).get("commit", "unrecorded")[:7],
+        "commit": ((prov.get("git") or {}).get("commit") or "unrecorded")[:7],
         "method": first["method_version"],
         "date": datetime.fromtimestamp(first["started_at"], UTC).strftime("%Y-%m-%d"),
         "processes": len(records),
@@ -207,7 +219,7 @@ def made_by(run: Path) -> str:
 def head(column: Column, root: Path) -> str:
     """The kind and setup; per catalog, the method, commit and date that measured it and the
     code that judged it."""
-    link = (column.kind / "README.md").relative_to(root)
+    link = Path(os.path.relpath(column.kind / "README.md", root)).as_posix()
     catalogs = "".join(
         f"<br>{catalog(r)}: {made_by(r)}, judged by {judged_by(r)}" for r in column.runs
     )
@@ -227,26 +239,21 @@ def catalog(run: Path) -> str:
 def verdict_map(cols: list[Column], root: Path) -> tuple[list[str], pd.DataFrame]:
     """Claim x column, every catalog's claims, in the order the catalogs give them: as
     Markdown, and as one row per (column, claim) for the CSV."""
-    tables = [claims_of(c).set_index("claim_id") for c in cols]
-    parts = [claims_of(c, "claim_parts.csv") for c in cols]
-    ids = list(dict.fromkeys(i for t in tables for i in t.index))
-    slugs = {i: t.loc[i, "slug"] for t in tables for i in t.index}
-    rows = [["claim", *(head(c, root) for c in cols)], ["---"] * (len(cols) + 1)]
-    for i in ids:
-        rows.append(
-            [f"{i} `{slugs[i]}`"]
-            + [
-                cell(t.loc[i].rename(i), p) if i in t.index else ""
-                for t, p in zip(tables, parts, strict=True)
-            ]
-        )
-    markdown = ["| " + " | ".join(str(c).replace("|", "/") for c in row) + " |" for row in rows]
+    head_row, *rows = map_cells(
+        [head(c, root) for c in cols],
+        [claims_of(c) for c in cols],
+        [claims_of(c, "claim_parts.csv") for c in cols],
+    )
+    markdown = [
+        "| " + " | ".join(str(c).replace("|", "/") for c in row) + " |"
+        for row in [head_row, ["---"] * len(head_row), *rows]
+    ]
     return markdown, pd.DataFrame(
         [
             {
                 "kind": c.kind.name,
                 "setup": c.setup,
-                **_csv_row(run, r),
+                **claim_row(r, run_facts(run), judged_by(run)),
             }
             for c in cols
             for run in c.runs
@@ -255,10 +262,32 @@ def verdict_map(cols: list[Column], root: Path) -> tuple[list[str], pd.DataFrame
     )
 
 
-def _csv_row(run: Path, r: Any) -> dict[str, Any]:
+def map_cells(
+    heads: list[str], claims: list[pd.DataFrame], parts: list[pd.DataFrame]
+) -> list[list[str]]:
+    """The map's cells, its head row first: a row per claim of any column, in the order the
+    columns give them, a column per claims table (with its parts table); empty where a
+    column lacks the claim. A run's own map (present/run_map.py) puts itself first."""
+    tables = [t.set_index("claim_id") for t in claims]
+    ids = list(dict.fromkeys(i for t in tables for i in t.index))
+    slugs = {i: t.loc[i, "slug"] for t in tables for i in t.index}
+    rows = [["claim", *heads]]
+    for i in ids:
+        rows.append(
+            [f"{i} `{slugs[i]}`"]
+            + [
+                cell(t.loc[i].rename(i), p) if i in t.index else ""
+                for t, p in zip(tables, parts, strict=True)
+            ]
+        )
+    return rows
+
+
+def claim_row(r: Any, facts: dict[str, Any], judged: str) -> dict[str, Any]:
     """One claim of one run as the map's CSV gives it: its verdict, the part its headline
-    is, that part's value and 95% interval, and the code that measured and judged it."""
-    f = run_facts(run)
+    is, that part's value and 95% interval, and the code that measured (`facts`, run_facts)
+    and judged it."""
+    f = facts
     return {
         "catalog": getattr(r, "catalog", FIRST_CATALOG),
         "claim_id": r.claim_id,
@@ -274,7 +303,7 @@ def _csv_row(run: Path, r: Any) -> dict[str, Any]:
         "method": f["method"],
         "measured_by": f["commit"],
         "date": f["date"],
-        "judged_by": judged_by(run),
+        "judged_by": judged,
     }
 
 
