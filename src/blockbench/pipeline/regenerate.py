@@ -24,7 +24,7 @@ from pathlib import Path
 from blockbench.pipeline import catalog_keep
 from blockbench.present.claims_report import docs_from, legend
 from blockbench.present.front_page import PAPER
-from blockbench.records.layout import raw_files
+from blockbench.records.layout import SEPARATOR, raw_files
 from blockbench.records.methods import last_commit_of
 from blockbench.records.spec import METHOD_VERSION
 from blockbench.records.store import read_json, write_bytes_atomic
@@ -162,7 +162,11 @@ def regenerate(
     kept = catalog_keep.kept_config(out / "results" / "raw" / label)
     if kept:
         pairs = [p for p in pairs if not p.startswith(("claims=", "only="))] + kept
-    args = snakemake_args(out, label, extra, pairs)
+    # a run of another JAX release: its label is the run's, measured under that release
+    base, _, release = label.partition(SEPARATOR)
+    if release:
+        pairs = [*pairs, f"jax_versions=[{release}]"]
+    args = snakemake_args(out, base, extra, pairs)
     missing = would_measure(args)
     if missing:
         raise Refused(

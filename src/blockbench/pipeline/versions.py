@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from blockbench.measure import parent
-from blockbench.records.layout import LOCK, installed_jax
+from blockbench.records.layout import DECISION, LOCK, installed_jax, run_label
 from blockbench.records.store import write_json_atomic
 
 STAMP = "env.json"
@@ -100,10 +100,14 @@ def on_pypi(package: str) -> tuple[str, ...]:
 
 def check(config: dict[str, Any], envs: str | Path) -> None:
     """Refuse, before any job runs, a release PyPI does not have for this Python and
-    platform. The installed release and one whose environment exists need no network."""
+    platform. The installed release, one whose environment exists, and one whose run has
+    its decision already (it was installed to measure it; a rebuild from raw JSON measures
+    nothing) need no network."""
     python = f"Python {sys.version_info.major}.{sys.version_info.minor} on {sys.platform}"
     for i, version in enumerate(config.get("jax_versions") or []):
-        if version == installed_jax() or stamp(envs, version).exists():
+        label = run_label(config.get("run_label", ""), version)
+        decided = Path(DECISION.format(run_label=label)).exists()
+        if version == installed_jax() or stamp(envs, version).exists() or decided:
             continue
         key = f"config key jax_versions[{i}]: {version!r}"
         for package in ("jaxlib", "jax"):

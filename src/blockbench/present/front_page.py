@@ -43,6 +43,7 @@ LIBRARIES = {"openblas": "OpenBLAS", "mkl": "MKL", "blis": "BLIS"}
 # A kind's folder holds its default run (`run/`, `repeat/`), a run of each other catalog
 # (`<catalog>/run/`) and the articles' own setups (`paper/run/`, config/paper.yaml).
 PAPER = "paper"
+RELEASE = re.compile(r"jax-(\d[\d.]*)")  # a kind's folder of the default grid under a release
 FIGURE = ("article_A.png", "Source A: what a timer sees of jnp.dot(x, x), article vs run")
 
 
@@ -122,18 +123,24 @@ def kinds(reference: Path) -> list[Path]:
     return sorted(today, key=lambda p: bool(run_facts(p / "run")["gpus"]))
 
 
+def release_of(folder: Path) -> str | None:
+    """The JAX release a kind's `jax-<version>/` folder was measured under (None: not one;
+    `jax-docs/` is a catalog's)."""
+    found = RELEASE.fullmatch(folder.name)
+    return found[1] if found else None
+
+
 def columns(reference: Path) -> list[Column]:
-    """Every kind's default and paper-setup references: today's method before older ones
-    (each column names its method version), CPU-only kinds before those with a GPU."""
+    """Every kind's default, paper-setup and other-release references (a `jax-<version>/`
+    folder: the default grid under that JAX release): today's method before older ones (each
+    column names its method version), CPU-only kinds before those with a GPU."""
     found = []
     for kind in sorted(p for p in reference.iterdir() if (p / "run" / "claims.csv").exists()):
-        others = sorted(
-            p / "run"
-            for p in kind.iterdir()
-            if p.name not in ("run", "repeat", PAPER) and (p / "run" / "claims.csv").exists()
-        )
+        subs = sorted(p for p in kind.iterdir() if (p / "run" / "claims.csv").exists())
+        others = [p / "run" for p in subs if p.name != PAPER and not release_of(p)]
         kit = any((kind / "run" / "raw").glob("*/kit.json"))  # the GPU kit's grid, not Snakemake's
         found.append(Column(kind, "GPU kit" if kit else "default", (kind / "run", *others)))
+        found += [Column(kind, f"JAX {release_of(p)}", (p / "run",)) for p in subs if release_of(p)]
         if (kind / PAPER / "run" / "claims.csv").exists():
             found.append(Column(kind, PAPER, (kind / PAPER / "run",)))
     return sorted(

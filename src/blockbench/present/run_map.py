@@ -112,14 +112,15 @@ def references(reference: Path | None, facts: dict[str, Any]) -> Beside:
 
 
 def run_head(run: Run, beside: Beside) -> str:
-    """The run's column head, as a reference's: the run, its machine, its catalogs with the
-    method, commit and date that measured them; the references of the same machine, and
+    """The run's column head, as a reference's: the run, its machine and JAX release (a
+    verdict may change with either), its catalogs with the method, commit and date that
+    measured them; the references of the same machine, and
     the committed run it is, if one."""
     f = run.facts
     catalogs = run.claims.get("catalog", pd.Series([front_page.FIRST_CATALOG]))
     same = [f"`{c.kind.name}`" for c in beside.columns if machine(c.facts) == machine(f)]
     return (
-        f"{THIS_RUN} `{run.label}`<br>{machine(f)}"
+        f"{THIS_RUN} `{run.label}`<br>{machine(f)}<br>JAX {f['jax']}"
         f"<br>{', '.join(dict.fromkeys(catalogs))}:"
         f" method {f['method']} · {f['commit']} · {f['date']}"
         + (f"<br>the machine of {', '.join(dict.fromkeys(same))}" if same else "")
