@@ -157,12 +157,15 @@ def map_figure(tables: Mapping[str, pd.DataFrame]) -> plt.Figure:
         plt.Rectangle((0, 0), 1, 1, color=BAND, alpha=0.12, label="the rule holds here"),
         plt.Line2D([], [], marker="o", ls="", color="0.3", alpha=0.45, label="indicative"),
     ]
+    fig.legend(handles=handles, loc="lower center", ncol=2, fontsize=7, frameon=False)
+    # the legend's rows and the title take their own inches, whatever the figure's height
+    legend_in, title_in = 0.08 + 0.17 * math.ceil(len(handles) / 2), 0.35
+    fig.set_figheight(fig.get_figheight() + legend_in + title_in)
+    height = fig.get_figheight()
     fig.suptitle(
         "Each claim part on this machine and on the references': value and 95% interval",
         fontsize=9,
+        y=1 - 0.12 / height,
     )
-    fig.legend(handles=handles, loc="lower center", ncol=2, fontsize=7, frameon=False)
-    legend_in = 0.08 + 0.17 * math.ceil(len(handles) / 2)
-    fig.set_figheight(fig.get_figheight() + legend_in)
-    fig.tight_layout(rect=(0, legend_in / fig.get_figheight(), 1, 1))
+    fig.tight_layout(rect=(0, legend_in / height, 1, 1 - title_in / height))
     return fig
