@@ -9,6 +9,7 @@ neither JAX nor SciPy (seconds per cell); the worker validates the cell before m
 """
 
 import argparse
+import contextlib
 import fcntl
 import os
 import signal
@@ -168,6 +169,14 @@ def run_worker(
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
                 rc = None
+            except BaseException:
+                # Ctrl-C reaches this process alone (the worker has a session of its own):
+                # the worker goes first, so that it writes nothing more into the folder
+                # being removed (a race that printed a traceback)
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                raise
             err.seek(0)
             stderr = err.read()
         sys.stderr.write(stderr)
