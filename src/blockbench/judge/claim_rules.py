@@ -11,7 +11,7 @@ its article's figure clears its rule), so the measurements never set their own t
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -23,6 +23,7 @@ from blockbench.errors import InputError
 from blockbench.judge import articles
 from blockbench.judge.articles import SAYS_JOIN, Articles
 from blockbench.judge.claim import KINDS, RATIO, Claim, ClaimConfigError, Part, Term, region
+from blockbench.records.layout import Cell
 from blockbench.records.spec import PHASES, STEADY
 from blockbench.workloads import registry
 from blockbench.workloads.registry import WORKLOADS, check_term
@@ -42,6 +43,17 @@ REPLACED = {"config/claims.yaml": "config/claims/articles"}
 # are measured where the run's defaults do not do (phases, repeats, sampling), with why.
 SELECTORS = ("devices", "workload", "impls", "sizes")
 SETTINGS = ("phases", "repeats", "sampling")
+
+
+def selects(entry: Mapping[str, Any], cell: Cell) -> bool:
+    """Whether a claim's settings entry is about `cell` (an absent selector: every one):
+    the grid's settings and the anatomy's unmeasured phases read it alike."""
+    return (
+        cell.device in entry.get("devices", [cell.device])
+        and entry.get("workload", cell.workload) == cell.workload
+        and cell.impl in entry.get("impls", [cell.impl])
+        and cell.size in entry.get("sizes", [cell.size])
+    )
 
 
 # The coarsest precision a claim's margin may ask for (a factor either way): what the jit-of-

@@ -20,7 +20,7 @@ from typing import Any
 
 from blockbench.errors import InputError
 from blockbench.judge.claim import Claim
-from blockbench.judge.claim_rules import Precision, claims_files
+from blockbench.judge.claim_rules import Precision, claims_files, selects
 from blockbench.pipeline import versions
 from blockbench.records.layout import Cell, raw_files, run_dir
 from blockbench.records.spec import PHASES, per_process
@@ -159,16 +159,6 @@ def _claimed(config: dict[str, Any], claims: Claims) -> Iterator[tuple[Claim, Ce
                     yield claim, t.at(size), t.phase
 
 
-def _selects(entry: Mapping[str, Any], cell: Cell) -> bool:
-    """Whether a claim's settings entry is about `cell` (an absent selector: every one)."""
-    return (
-        cell.device in entry.get("devices", [cell.device])
-        and entry.get("workload", cell.workload) == cell.workload
-        and cell.impl in entry.get("impls", [cell.impl])
-        and cell.size in entry.get("sizes", [cell.size])
-    )
-
-
 Asked = dict[str, tuple[Any, str]]  # "phases", "repeats", "sampling.<key>" -> (value, who)
 
 
@@ -223,7 +213,7 @@ def _resolve(config: dict[str, Any], claims: Claims) -> dict[Cell, tuple[Phases,
         read.setdefault(cell, set()).add(phase)
         who = f"claim {claim.id} ({claim.file or 'claims'})"
         for entry in claim.settings:
-            if _selects(entry, cell):
+            if selects(entry, cell):
                 _ask(config, asked.setdefault(cell, {}), cell, entry, who)
     for i, spec, cell in _block_cells(config):
         who = f"config key workloads[{i}] ({spec['name']})"

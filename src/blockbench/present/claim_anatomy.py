@@ -21,6 +21,7 @@ import pandas as pd
 
 from blockbench.judge.articles import Articles, ArticlesError
 from blockbench.judge.claim import RATIO, Claim, Part, Term
+from blockbench.judge.claim_rules import selects
 from blockbench.judge.part_result import PartResult
 from blockbench.judge.verdicts import headline, verdict
 from blockbench.records.layout import Cell
@@ -258,7 +259,7 @@ def limiting(claims: Iterable[Claim], cell: Cell) -> tuple[str, ...]:
             for part in claim.parts
             for t in part.terms
         )
-        if reads and any(e.get("phases") and _selects(e, cell) for e in claim.settings):
+        if reads and any(e.get("phases") and selects(e, cell) for e in claim.settings):
             out.append(claim.id)
     return tuple(out)
 
@@ -269,16 +270,6 @@ def _sizes(part: Part) -> set[int]:
         return {*part.sizes_for("default"), *part.sizes_for("article")}
     except StopIteration:  # a part that names no size
         return set()
-
-
-def _selects(entry: Mapping[str, Any], cell: Cell) -> bool:
-    """Whether a claim's settings entry is about `cell` (an absent selector: every one)."""
-    return (
-        cell.device in entry.get("devices", [cell.device])
-        and entry.get("workload", cell.workload) == cell.workload
-        and cell.impl in entry.get("impls", [cell.impl])
-        and cell.size in entry.get("sizes", [cell.size])
-    )
 
 
 def article_sides(articles: Articles, part: Part) -> tuple[float | None, float | None]:
