@@ -1,5 +1,7 @@
 """`concatenate((x, y))` of two short vectors given as NumPy arrays (jax#4865): one
-operation, so its time is the call's dispatch. The size is x's length; y has one more."""
+operation, so its time is the call's dispatch. The size is x's length; y has one more.
+The issue read its clock around each unblocked call, alternating NumPy and JAX in one loop;
+a cell blocks every JAX call and times each library in loops of its own (J7's note)."""
 
 from __future__ import annotations
 

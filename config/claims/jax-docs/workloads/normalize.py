@@ -1,4 +1,8 @@
-"""Normalising the columns of a 10-column float32 array ("How to think in JAX")."""
+"""Normalising the columns of a 10-column float32 array ("How to think in JAX"): column
+reductions (the mean, and the standard deviation's own mean and mean square) and the
+elementwise operations between them (subtractions, a square, a square root, a division),
+which `jit` fuses into one program and NumPy runs one at a time, each over the whole array
+(J1: eager against jit; J4: NumPy against jit)."""
 
 from __future__ import annotations
 
