@@ -173,12 +173,15 @@ def test_phase_plans_match_the_registry_and_the_selection():
 
 
 def test_a_cell_measures_only_the_phases_asked_for():
+    # a cap that lets each phase reach its floor of samples on a loaded host too (the
+    # suite runs beside end-to-end runs); a quiet one stops far sooner
+    rule = replace(FAST, max_time_s=1.0)
     spec = CellSpec(
-        "cpu", "selu", "jax", 1000, MeasureParams(rule=FAST, phases=("steady", "asarray"))
+        "cpu", "selu", "jax", 1000, MeasureParams(rule=rule, phases=("steady", "asarray"))
     )
     record = cell.measure(spec, lambda partial: None)
     assert record["status"] == "ok" and list(record["phases"]) == ["steady", "asarray"]
-    assert all(p["n"] >= FAST.min_samples for p in record["phases"].values())
+    assert all(p["n"] >= rule.min_samples for p in record["phases"].values())
 
 
 def test_numpy_cells_have_first_call_and_steady_only_and_never_start_xlas_compiler(
