@@ -68,17 +68,24 @@ def keep(claims_files: Sequence[str | Path], only: Sequence[str], run_dir: Path)
     return said
 
 
-def kept_config(run_dir: Path) -> list[str]:
-    """`key=value` config pairs that judge the run in `run_dir` with the catalogs it judged,
-    in order: the shipped ones from this checkout, the others from the run's copies; none
-    for a run that kept no list."""
+def kept_catalogs(run_dir: Path) -> list[Path]:
+    """The catalogs the run in `run_dir` judged, in order: the shipped ones from this
+    checkout, the others from the run's copies; none for a run that kept no list."""
     file = run_dir / CATALOGS
     if not file.is_file():
         return []
-    said = read_json(file)
-    paths = [
-        str(ROOT / e["shipped"]) if "shipped" in e else str(run_dir / e["kept"])
-        for e in said["claims"]
+    return [
+        ROOT / e["shipped"] if "shipped" in e else run_dir / e["kept"]
+        for e in read_json(file)["claims"]
     ]
-    pairs = [f"claims=[{','.join(paths)}]"]
-    return pairs + ([f"only=[{','.join(said['only'])}]"] if said["only"] else [])
+
+
+def kept_config(run_dir: Path) -> list[str]:
+    """`key=value` config pairs that judge the run in `run_dir` with the catalogs it judged
+    and the claims it chose (`only`); none for a run that kept no list."""
+    paths = kept_catalogs(run_dir)
+    if not paths:
+        return []
+    only = read_json(run_dir / CATALOGS)["only"]
+    pairs = [f"claims=[{','.join(map(str, paths))}]"]
+    return pairs + ([f"only=[{','.join(only)}]"] if only else [])

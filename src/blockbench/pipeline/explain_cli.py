@@ -23,13 +23,12 @@ from blockbench.judge import aggregate
 from blockbench.judge.claim import Claim
 from blockbench.judge.claim_rules import figures, read_claims
 from blockbench.judge.verdicts import part_line
-from blockbench.pipeline.catalog_keep import ROOT, SHIPPED
+from blockbench.pipeline.catalog_keep import SHIPPED, kept_catalogs
 from blockbench.pipeline.regenerate import REFERENCE
 from blockbench.present import claim_anatomy
 from blockbench.present.claim_anatomy import Anatomy, part_result
 from blockbench.present.front_page import claims_of, claims_table, columns
 from blockbench.records.layout import CATALOGS, raw_files
-from blockbench.records.store import read_json
 
 PARTS = ("claim_parts.csv", "tables/claim_parts.csv")  # a reference's, then a run's
 MEASUREMENTS = "tables/measurements.parquet"
@@ -59,11 +58,8 @@ def read_parts(run_dir: Path) -> pd.DataFrame:
 def catalog_paths(run_dir: Path, table: pd.DataFrame) -> list[Path]:
     """The catalogs the run judged: as its raw folders list them (catalogs.json, copies of
     those blockbench does not ship beside it), else the shipped ones its claims table names."""
-    paths: list[Path] = []
-    for listed in sorted(run_dir.glob(f"raw/*/{CATALOGS}")):
-        for entry in read_json(listed)["claims"]:
-            kept = entry.get("kept")
-            paths.append(listed.parent / kept if kept else ROOT / entry["shipped"])
+    raws = sorted(run_dir.glob(f"raw/*/{CATALOGS}"))
+    paths = [path for listed in raws for path in kept_catalogs(listed.parent)]
     if paths:
         return list(dict.fromkeys(paths))
     names = table["catalog"].dropna().unique() if "catalog" in table else ["articles"]

@@ -223,11 +223,9 @@ def figure_parts(
 ) -> dict[str, pd.DataFrame]:
     """What present/map_figure.py draws: each machine's claim parts by its name in the
     legend, this run first, then each reference column the map shows beside it."""
-    labels = sorted(parts["run_label"].astype(str).unique())
-    label = label if label in labels else labels[0]
-    facts = front_page.raw_facts(raw_of(processes, label))
-    cols = references(reference, facts).columns
+    run = this_run(parts, parts, processes, label)
+    cols = references(reference, run.facts).columns
     return {
-        f"{THIS_RUN} {label}: {machine(facts)}": parts[parts["run_label"] == label],
+        f"{THIS_RUN} {run.label}: {machine(run.facts)}": run.parts,
         **{f"{c.kind.name}, {c.setup}": front_page.claims_of(c, "claim_parts.csv") for c in cols},
     }

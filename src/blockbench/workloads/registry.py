@@ -175,7 +175,7 @@ def _science_at_top(tree: ast.Module) -> tuple[int, str] | None:
     return None
 
 
-def _run_module(file: Path, name: str) -> types.ModuleType:
+def _run_module(file: Path, name: str) -> tuple[types.ModuleType, str]:
     """Execute a catalog's module from its text as read once, so its hash is of what ran;
     any failure is one line naming the file. One that imports NumPy, JAX or pandas as it is
     read is refused before it runs, though they may be installed: read from its text, so the
@@ -201,8 +201,7 @@ def _run_module(file: Path, name: str) -> types.ModuleType:
         raise CatalogError(
             f"{file}: importing it failed: {type(exc).__name__}: {_one_line(exc)}"
         ) from None
-    module.__dict__["__blockbench_sha256__"] = _hash(data)
-    return module
+    return module, _hash(data)
 
 
 def use_catalog(folder: str | Path) -> tuple[str, ...]:
@@ -219,8 +218,8 @@ def use_catalog(folder: str | Path) -> tuple[str, ...]:
     _check_requirements(folder)
     catalog, read = folder.name, []
     for file in (f for f in modules if not f.name.startswith("_")):
-        module = _run_module(file, f"blockbench_catalog_{catalog}.{file.stem}")
-        source = Source(catalog, folder, file, module.__blockbench_sha256__)
+        module, sha256 = _run_module(file, f"blockbench_catalog_{catalog}.{file.stem}")
+        source = Source(catalog, folder, file, sha256)
         read.append((_declared(module, str(file)), source))
     _add(read)  # all of the catalog's workloads, or none
     added = [w.name for declared, _ in read for w in declared]
