@@ -19,6 +19,8 @@ STUBS = Path(__file__).resolve().parent / "fake_gpu"
 # sitecustomize.py there makes a Python import only what the GPU machine's image has
 IMAGE = Path(__file__).resolve().parent / "gpu_image"
 NAME = "Fake H100 (tests)"
+# set, the stub NVML's power cap engages during the cell's work (tests/fake_gpu/pynvml.py)
+THROTTLED = "BLOCKBENCH_FAKE_GPU_THROTTLED"
 
 
 def first_on(path: str | None, folder: Path = STUBS) -> str:
@@ -33,12 +35,15 @@ def image_env(base: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def fake_gpu_env(base: dict[str, str] | None = None) -> dict[str, str]:
-    """`base` (default: this process's environment) for a subprocess that runs as on a GPU."""
+def fake_gpu_env(base: dict[str, str] | None = None, throttled: bool = False) -> dict[str, str]:
+    """`base` (default: this process's environment) for a subprocess that runs as on a GPU
+    (`throttled`: one whose power cap engages as it works)."""
     env = dict(os.environ if base is None else base)
     env["PATH"] = first_on(env.get("PATH"))
     env["PYTHONPATH"] = first_on(env.get("PYTHONPATH"))
     env[FAKE_GPU] = NAME
+    if throttled:
+        env[THROTTLED] = "1"
     return env
 
 

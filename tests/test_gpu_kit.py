@@ -94,16 +94,28 @@ def test_the_quick_dry_run_fits_its_first_stage_in_8_minutes_and_the_command_in_
     rounds = [int(line.split()[4]) for line in lines[1:] if line.startswith(("cpu ", "gpu "))]
     assert min(rounds) >= 3
     said = lines[-1]
-    assert "on one H100 and 16 CPU cores" in said
+    assert "on one H200 (its reference's worker starts) and 16 CPU cores" in said
     first = float(re.search(r"first stage ([\d.]+) min", said).group(1))
     both = float(re.search(r"the two ([\d.]+) min", said).group(1))
     whole = float(re.search(r"\(([\d.]+) min in all\)", said).group(1))
     assert first <= 8.0 and both <= whole <= 9.0, said
 
 
-def test_the_full_gpu_grid_stays_for_a_longer_session():
+def test_the_full_gpu_grid_plans_two_parts_of_at_most_9_model_minutes():
+    """config/gpu.yaml, longer than one command, as parts of whole blocks that each fit one
+    (the first minute's checks included), the blocks that decide claims in the first."""
     lines = dry_run_lines("--config", str(ROOT / "config/gpu.yaml"))
     assert "stencil" not in "\n".join(lines) and "first stage" in lines[-1]
+    said = [line for line in lines if line.startswith("part ")]
+    assert len(said) == 2 and all(" of 2: " in line for line in said), said
+    minutes = [float(re.search(r": ([\d.]+) model-min", line).group(1)) for line in said]
+    assert all(m <= 9.0 for m in minutes), minutes
+    config = kit_config.load_config(ROOT / "config/gpu.yaml")
+    plan = kit_config.run_plan(config)
+    listed = [line.split(" processes: ")[1].split(", ") for line in said]
+    assert sorted(n for names in listed for n in names) == sorted(plan.units)
+    deciding = {c.key for c in run_order.deciding(plan.cells, plan.claims)}
+    assert all(n in listed[0] for n in plan.units if deciding.intersection(plan.units[n]["cells"]))
 
 
 def test_the_kit_refuses_a_key_the_workflow_would_refuse_with_or_without_jsonschema(tmp_path):
@@ -153,27 +165,36 @@ def test_the_blocks_that_decide_claims_are_measured_first_and_the_dry_run_says_b
     assert f"by {before + minute:.0f} s of the command" in said
 
 
-def test_a_short_window_leaves_out_trend_blocks_and_never_a_deciding_one():
-    config, claim_list, plan = quick_plan()
-    model = config["kit"]["estimate"]
-    deciding = {c.key for c in run_order.deciding(plan.cells, claim_list)}
-    jobs = plan.jobs()
-    first = {n for n, u in plan.units.items() if deciding.intersection(u["cells"])}
-    kept = [j for j in jobs if plan.unit(j.cell) in first]
-    must = sum(kit_estimate.seconds(model, plan, kept).values())
+def test_parts_take_whole_blocks_deciding_first_then_a_trends_sizes():
+    """kit_estimate.parts: every block whole in one part that it fits; the blocks that
+    decide claims first; a block a trend reads at one of its sizes (C6's GPU matmul at 1000)
+    before blocks no claim reads (the figures' 256 and 2000)."""
+    config = kit_config.load_config(ROOT / "config/gpu.yaml")
+    plan = kit_config.run_plan(config)
+    model, jobs = config["kit"]["estimate"], plan.jobs()
+    need = kit_estimate.by_need(plan)
+    deciding = {c.key for c in run_order.deciding(plan.cells, plan.claims)}
+    tiers = [bool(deciding.intersection(plan.units[n]["cells"])) for n in need]
+    assert tiers == sorted(tiers, reverse=True) and any(tiers)
+    named = {n.split(":")[0]: i for i, n in enumerate(need)}
+    assert named["matmul@1000"] < min(named["matmul@256"], named["matmul@2000"])
     whole = sum(kit_estimate.seconds(model, plan, jobs).values())
-    assert kit_estimate.leave_out(model, plan, jobs, whole + 1) == ([], whole)
-    out, kept = kit_estimate.leave_out(model, plan, jobs, must + 1)
-    assert out and kept <= must + 1
-    assert not any(deciding.intersection(plan.units[n]["cells"]) for n in out)
-    # where even the deciding blocks would not fit, nothing is left out: the next part goes on
-    assert kit_estimate.leave_out(model, plan, jobs, must / 2) == ([], whole)
+    for fit in (whole + 1, whole / 2, whole / 5, 1.0):
+        parts = kit_estimate.parts(model, plan, jobs, fit)
+        names = [n for p in parts for n in p.blocks]
+        assert sorted(names) == sorted(plan.units)  # each block once, whole
+        assert all(p.seconds <= fit or len(p.blocks) == 1 for p in parts)
+        assert sum(p.seconds for p in parts) == pytest.approx(whole)
+        # the parts that hold a deciding block come before every other part
+        holds = [
+            any(deciding.intersection(plan.units[n]["cells"]) for n in p.blocks) for p in parts
+        ]
+        assert holds == sorted(holds, reverse=True) and holds[0]
+    assert len(kit_estimate.parts(model, plan, jobs, whole + 1)) == 1
     # measured starts replace the model's, and only them
     faster = kit_estimate.with_starts(model, {"gpu": 1.0, "cpu": 0.5})
-    assert (
-        faster["process_start_s"] == {"gpu": 1.0, "cpu": 0.5}
-        and model["process_start_s"]["gpu"] == 8.0
-    )
+    assert faster["process_start_s"] == {"gpu": 1.0, "cpu": 0.5}
+    assert model["process_start_s"]["gpu"] == 5.4
     assert sum(kit_estimate.seconds(faster, plan, jobs).values()) < whole
 
 
@@ -315,47 +336,101 @@ def test_the_kit_measures_decides_resumes_and_packs_on_cpu(tmp_path, monkeypatch
         assert rounds <= decision["asked"][key]
     assert store.read_json(raw / "rounds.json") == decision
 
-    # a second part measures only what is missing, and says how long it took
+    # the same command again measures nothing of a decided run; one stopped in its added
+    # rounds (no decision in its manifest yet) is decided again, measuring only what is missing
+    kit_json = device / "results/raw/kit-test/kit.json"
+    assert gpu_kit.run(config, out, root=device) == 0
+    assert store.read_json(kit_json)["parts"][-1]["processes"] == 0
+    manifest = store.read_json(kit_json)
+    del manifest["decision"]
+    store.write_json_atomic(kit_json, manifest)
     lost = device / Job(Cell("cpu", "matmul", "numpy", 32), 0).path("kit-test")
     lost.unlink()
     assert gpu_kit.run(config, out, root=device) == 0
-    parts = store.read_json(device / "results/raw/kit-test/kit.json")["parts"]
+    parts = store.read_json(kit_json)["parts"]
     assert parts[-1]["processes"] == 1 and parts[-1]["seconds"] > 0 and lost.exists()
 
-    # a part with no time left measures nothing, packs what there is and asks to be rerun;
-    # a fresh machine goes on from the archive
+    # a part with no time left measures nothing, records every process left out for time
+    # (so that no job at home measures one) and asks to be rerun; a fresh machine goes on
+    # from the archive
     fresh, again = tmp_path / "fresh", tmp_path / "again"
     assert gpu_kit.run(config, fresh, root=fresh, part_s=0) == gpu_kit.EXIT_MORE_PARTS
-    assert not layout.raw_files(fresh / "results/raw/kit-test")
+    files = layout.raw_files(fresh / "results/raw/kit-test")
+    assert len(files) == len(plan_of(config).jobs()) and all(map(kit_archive.left_out, files))
     assert gpu_kit.run(config, again, root=again, part_s=0, resume=archive) == 0
 
 
-def test_a_block_left_out_for_time_is_recorded_so_and_judged_not_run_at_home(tmp_path, monkeypatch):
-    """The kit's re-plan leaves a block out (here chosen for it): each of its first-stage
-    processes is recorded `unavailable` with the reason, no worker runs for it, the manifest
-    lists it, and at home its claim part reads not_run with the reason."""
+def plan_of(config: dict) -> "kit_config.RunPlan":
+    return kit_config.run_plan(config)
+
+
+@pytest.mark.slow  # two parts of a tiny grid, one cell on the faked GPU: 30 s
+def test_a_grid_longer_than_a_part_is_measured_whole_blocks_a_part(tmp_path, monkeypatch):
+    """A rehearsal on a faked GPU, with a part too short for the tiny grid: the first part
+    measures the blocks that fit and records every process of the rest left out for time
+    (judged not_run at home, where no job measures it); the same command again measures
+    exactly what the first left out, never again what it finished, and decides its rounds."""
+    from fake_gpu import use_fake_gpu
+
     from blockbench.judge.aggregate import cells, processes
     from blockbench.judge.run_view import RunView
 
+    use_fake_gpu(monkeypatch)
     monkeypatch.setenv("BLOCKBENCH_LOCK", str(tmp_path / "lock"))
     config = tiny_config()
-    plan = kit_config.run_plan(config)
-    gone = next(n for n, u in plan.units.items() if any(k.startswith("gpu/") for k in u["cells"]))
-    monkeypatch.setattr(kit_estimate, "leave_out", lambda *a: ([gone], 0.0))
-    assert gpu_kit.run(config, tmp_path / "out", root=tmp_path) == 0
-    raw = tmp_path / "results/raw/kit-test"
+    # a model whose every process takes 100 s, so that the parts do not hang on this host
+    model = config["kit"]["estimate"] | {"process_start_s": {"cpu": 100.0, "gpu": 100.0}}
+    config["kit"] = config["kit"] | {"estimate": model}
+    plan = plan_of(config)
+    cost = kit_estimate.seconds(model, plan, plan.jobs())
+    blocks = {n: sum(cost[Cell.from_key(k)] for k in u["cells"]) for n, u in plan.units.items()}
+    assert len(blocks) == 2
+    part_s = kit_estimate.PACK_RESERVE_S + max(blocks.values()) + 30  # one block, not both
+    assert part_s - kit_estimate.PACK_RESERVE_S < sum(blocks.values())
+    out, raw = tmp_path / "out", tmp_path / "results/raw/kit-test"
+    said: list[str] = []
+    assert gpu_kit.run(config, out, root=tmp_path, part_s=part_s, say=said.append) == 75
+    assert any(line.startswith("this part: 1 blocks") for line in said), said
+    first = {f: f.read_bytes() for f in layout.raw_files(raw)}
+    left = {f for f in first if kit_archive.left_out(f)}
     manifest = store.read_json(raw / kit_archive.MANIFEST)
-    assert manifest["left_out"] == {gone: plan.units[gone]["cells"]}
-    left = [j for j in plan.jobs() if plan.unit(j.cell) == gone]
-    for job in left:
-        record = store.read_json(tmp_path / job.path("kit-test"))
-        assert record["status"] == "unavailable" and not record["phases"]
-        assert record["reason"].startswith("left out for time: ")
-    proc = processes(layout.raw_files(raw))
+    (gone,) = manifest["left_out"]
+    assert not manifest["complete"] and set(manifest["decision"]["rounds"]).isdisjoint(
+        plan.units[gone]["cells"]
+    )
+    assert left == {tmp_path / j.path("kit-test") for j in plan.jobs() if plan.unit(j.cell) == gone}
+    # at home, the first part's archive: the left-out block reads not_run with the reason
+    home = kit_archive.unpack(out / "kit-test.tar.gz", tmp_path / "home")
+    proc = processes(layout.raw_files(home))
     view = RunView(cells(proc), proc, "kit-test")
-    cell = left[0].cell
+    cell = next(j.cell for j in plan.jobs() if plan.unit(j.cell) == gone)
     term = Term(cell.device, cell.workload, cell.impl)
     assert "is unavailable: left out for time" in view.why_missing(term, cell.size)
+
+    # the same command again: exactly what was left out, then its own rounds
+    assert gpu_kit.run(config, out, root=tmp_path, part_s=part_s) == 0
+    second = {f: f.read_bytes() for f in layout.raw_files(raw)}
+    assert all(second[f] == data for f, data in first.items() if f not in left)
+    changed = {f for f in second if first.get(f) != second[f]}
+    assert left <= changed and all(
+        plan.unit(Cell.from_dict(store.read_json(f)["cell"])) == gone for f in changed
+    )
+    assert not any(map(kit_archive.left_out, second))
+    manifest = store.read_json(raw / kit_archive.MANIFEST)
+    assert manifest["complete"] and manifest["left_out"] == {}
+    assert set(manifest["decision"]["rounds"]) == {
+        k for u in plan.units.values() for k in u["cells"]
+    }
+    assert [p["processes"] for p in manifest["parts"]] == [
+        len(first) - len(left),
+        len(changed),
+    ]
+    # the second archive unpacked over the first at home replaces the left-out records
+    kit_archive.unpack(out / "kit-test.tar.gz", tmp_path / "home")
+    assert not any(map(kit_archive.left_out, layout.raw_files(home)))
+    record = store.read_json(next(iter(left)))
+    if record["cell"]["device"] == "gpu":
+        assert record["provenance"]["device"]["faked"] is True
 
 
 def test_a_part_resumed_on_another_kind_of_host_stops_with_one_line(tmp_path, monkeypatch):
@@ -459,6 +534,7 @@ def test_the_quick_kit_rehearsed_end_to_end_on_a_faked_gpu(tmp_path, monkeypatch
     assert f"smoke cell {kit_estimate.SMOKE.key}: ok" in said
     assert f"smoke cell {kit_estimate.SMOKE_CPU.key}: ok" in said
     assert "matmul precision measured float32" in said and "NVML before: SM" in said
+    assert "; power limit 700.0 W (default 700.0 W)" in said and "NVIDIA libraries after" in said
     assert re.search(r"re-plan: worker starts measured here CPU [\d.]+ s, GPU [\d.]+ s", said)
     assert "blocks in the order measured: " in said
     # everything said is in the log the output folder brings back

@@ -4,14 +4,17 @@ rounds a part needs). Rules from blockbench.judge.claim_rules.
 
 A claim has parts; each part is one of
 - `ratio`: sum of `num` cell times over sum of `den` cell times at one size;
-- `trend`: the exponent of that ratio against size (> 0: it grows with size);
+- `trend`: the exponent of that ratio against size (> 0: it grows with size), and each
+  step between consecutive sizes: one that falls keeps the trend from holding;
 - `growth`: the exponent of a phase's time against the workload's amount of work;
 - `check`: every named cell matched the float64 reference (and published values, if any).
 Every measured value carries a 95% CI from its cells' processes (blockbench.judge.uncertainty);
 a part that could not be measured is `not_run`, with the cells' own reason.
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from itertools import pairwise
 from typing import Any
 
 import pandas as pd
@@ -29,7 +32,7 @@ from blockbench.judge.claim import (
     Term,
     decide,
 )
-from blockbench.judge.part_result import NOT_RUN, PartResult
+from blockbench.judge.part_result import NOT_RUN, PartResult, Step
 from blockbench.judge.run_view import (
     STEIN_LOST,
     Missing,
@@ -115,11 +118,13 @@ def eval_trend(view: RunView, part: Part) -> PartResult:
         raise Missing(f"needs 3 sizes where every term measured fine, has {sizes}")
     each = [ratio_at(view, part.num, part.den, s) for s in sizes]
     slope = uncertainty.log_slope(sizes, [m.log for m in each])
+    between = steps(sizes, [m.log for m in each])
     detail = (
         f"ratio {each[0].value:.3g} at {sizes[0]} -> {each[-1].value:.3g} at {sizes[-1]}; "
-        f"exponent of the ratio against size over {sizes}"
+        f"exponent of the ratio against size over {sizes}; "
+        f"steps ({between[0].level:.1%} intervals): {'; '.join(map(str, between))}"
     )
-    return _result(
+    fitted = _result(
         part,
         slope.estimate,
         slope,
@@ -131,7 +136,21 @@ def eval_trend(view: RunView, part: Part) -> PartResult:
         n_min=min(m.n_min for m in each),
         warnings=sorted({w for m in each for w in m.warnings}),
         processes=min(m.processes for m in each),
+        steps=between,
     )
+    return replace(fitted, outcome=fitted.stepwise(fitted.outcome))
+
+
+def steps(sizes: Sequence[int], logs: Sequence[Spread]) -> tuple[Step, ...]:
+    """Each step between consecutive sizes: the log of the larger size's speedup over the
+    smaller's (sizes are independent, as the fit takes them), on its central interval at
+    1 - (1 - CONFIDENCE) / k for k steps. Together the k intervals cover every true step
+    at CONFIDENCE (Bonferroni), so where every true step grows or is flat a part reads
+    some step as falling at most (1 - CONFIDENCE) / 2 of the time: one part's one-sided
+    risk (docs/statistics.md, "A trend's steps")."""
+    level = 1 - (1 - CONFIDENCE) / (len(sizes) - 1)
+    pairs = pairwise(zip(sizes, logs, strict=True))
+    return tuple(Step(a, b, big.plus(small.times(-1.0)), level) for (a, small), (b, big) in pairs)
 
 
 @dataclass

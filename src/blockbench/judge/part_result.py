@@ -5,10 +5,39 @@ import math
 from dataclasses import dataclass, field
 
 from blockbench.judge.between_runs import StudyPart
-from blockbench.judge.claim import FAILS, HOLDS
+from blockbench.judge.claim import FAILS, HOLDS, INCONCLUSIVE
 from blockbench.judge.uncertainty import Spread
 
 REPRODUCED, NOT_REPRODUCED, NOT_RUN = "reproduced", "not_reproduced", "not_run"
+GROWS, FALLS, UNCLEAR = "grows", "falls", "unclear"
+
+
+@dataclass(frozen=True)
+class Step:
+    """A trend's speedup from one size to the next: the larger size's speedup over the
+    smaller's. A fit over sizes can rise while a step falls; the step says so."""
+
+    start: int
+    end: int
+    log: Spread  # the log of the ratio of the two speedups, this run's own
+    level: float  # its interval's: the steps' Bonferroni level (part_evaluators.steps)
+
+    @property
+    def bounds(self) -> tuple[float, float]:
+        low, high = self.log.interval(self.level)
+        return math.exp(low), math.exp(high)
+
+    @property
+    def reading(self) -> str:
+        """`falls` where its whole interval lies below 1, `grows` above, else `unclear`."""
+        low, high = self.bounds
+        return FALLS if high < 1 else GROWS if low > 1 else UNCLEAR
+
+    def __str__(self) -> str:
+        """'5000->10000 falls 0.82 [0.78, 0.86]'."""
+        low, high = self.bounds
+        ratio = math.exp(self.log.estimate)
+        return f"{self.start}->{self.end} {self.reading} {ratio:.3g} [{low:.3g}, {high:.3g}]"
 
 
 @dataclass
@@ -44,6 +73,16 @@ class PartResult:
     # bound over both looks): that interval; None where ci_low/ci_high decided it
     decided_low: float | None = None
     decided_high: float | None = None
+    steps: tuple[Step, ...] = ()  # a trend's, between consecutive sizes; () for other kinds
+
+    @property
+    def falling(self) -> list[Step]:
+        return [s for s in self.steps if s.reading == FALLS]
+
+    def stepwise(self, outcome: str) -> str:
+        """`outcome`, decided on its interval, with its steps read: a trend that holds while
+        a step falls is inconclusive (docs/statistics.md, "A trend's steps")."""
+        return INCONCLUSIVE if outcome == HOLDS and self.falling else outcome
 
     @property
     def bounds(self) -> tuple[float | None, float | None]:

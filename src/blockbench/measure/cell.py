@@ -139,16 +139,20 @@ class Phase:
     turns: bool = False
 
     note: str = ""  # what a reader of the phase must know (kept in its record)
+    # the parts its one call was timed in, filled as it runs (kept in its record as parts_s)
+    parts: dict[str, float] | None = None
 
     def rule(self, rule: Any) -> Any:
         return replace(rule, max_samples=1) if self.once else rule
 
 
 WARMED_BY_CHECK = "warmed up by the correctness check's call, made just before"
-# Why an accelerator's first call is one sample, measured first.
+# Why an accelerator's first call is one sample, measured first, and what it leaves out.
 COLD_FIRST_CALL = (
     "one cold call per process, before any other compile of the program: XLA's GPU "
-    "autotuning results and loaded kernels survive jax.clear_caches(), so a later call is warm"
+    "autotuning results and loaded kernels survive jax.clear_caches(), so a later call is warm. "
+    "The device's first use (the process's warm-up) came before it and is not in its sample; "
+    "parts_s gives that, and the compile and the first run the sample adds up"
 )
 
 
@@ -159,12 +163,14 @@ def phase_plan(
     wanted: tuple[str, ...] | None = None,
     example: Callable[[], Any] = lambda: None,
     requested: str = "",
+    first_use_s: float | None = None,
 ) -> list[Phase]:
     """The phases that apply to this implementation (and were asked for), in order.
     `example` gives an output of the call computed before the phases run, if one was (the
     check's), from which the timed loops learn how to wait for the output. `requested`: the
     cell's device, whose plan it is (default: `dev`'s platform; the test-only fake GPU runs
-    a GPU cell's plan on the CPU device)."""
+    a GPU cell's plan on the CPU device). `first_use_s`: the process's warm-up
+    (harness.warm_up), kept with an accelerator's cold first call as the device's first use."""
     if impl.style == "numpy":
         run = harness.numpy_steady(impl.fn, host_args)
         plan = [
@@ -176,13 +182,21 @@ def phase_plan(
         call = harness.jitted(impl)
         output = cache(lambda: harness.output_of(call, args, example()))
         cold = (requested or jax_compat.platform(dev)) != "cpu"
-        first = Phase(
-            "first_call",
-            lambda: harness.first_call(impl, args),
-            calibrated=False,
-            once=cold,
-            note=COLD_FIRST_CALL if cold else "",
-        )
+        if cold:
+            parts = {} if first_use_s is None else {"device_first_use": first_use_s}
+            taken_apart = (
+                harness.cold_first_call if impl.style == "jit" else harness.cold_eager_first_call
+            )
+            first = Phase(
+                "first_call",
+                lambda: taken_apart(impl.fn, args, parts),
+                calibrated=False,
+                once=True,
+                note=COLD_FIRST_CALL,
+                parts=parts,
+            )
+        else:
+            first = Phase("first_call", lambda: harness.first_call(impl, args), calibrated=False)
         sent = impl.sends(host_args) if impl.sends else host_args
         plan = [Phase("host_to_device", lambda: harness.host_to_device(sent, dev))]
         if cold:
@@ -270,7 +284,9 @@ def sample(
             collected = in_turn(samplers)
         settled = settled or any(sampler.warms_for > 0 for sampler in samplers)
         for phase, got in zip(group, collected, strict=True):
-            record["phases"][phase.name] = phase_record(got) | {"in_turn": len(group) > 1}
+            record["phases"][phase.name] = phase_record(got, phase.parts) | {
+                "in_turn": len(group) > 1
+            }
             note = phase.note or (WARMED_BY_CHECK if warmed else "")
             if note:
                 record["phases"][phase.name]["note"] = note
@@ -294,9 +310,11 @@ def measure_phases(
     probe: Probe,
     record: dict[str, Any],
     progress: Callable[[dict[str, Any]], None],
+    first_use_s: float | None = None,
 ) -> float:
     """The cell's inputs made, its phases sampled and its result checked, into `record`;
-    what an empty sample reads (sampling.empty_sample_s), taken once the phases are in."""
+    what an empty sample reads (sampling.empty_sample_s), taken once the phases are in.
+    `first_use_s`: the process's warm-up (phase_plan)."""
     numpy_cell = dev is None  # a NumPy cell has no device
     timeline = record["timeline"]
     host_args = workload.make_inputs(spec.size, np.random.default_rng(spec.params.seed))
@@ -313,7 +331,13 @@ def measure_phases(
             return check_record(workload, impl, host_args, out, dev)
 
         plan = phase_plan(
-            impl, dev, host_args, spec.params.phases, lambda: checked.get("out"), spec.device
+            impl,
+            dev,
+            host_args,
+            spec.params.phases,
+            lambda: checked.get("out"),
+            spec.device,
+            first_use_s,
         )
         # A plan that opens on the steady phase (steady alone) is checked first, and the
         # check's call, the same call on the same inputs, warms that phase up (warms_fully).
@@ -376,20 +400,21 @@ def measure(spec: CellSpec, progress: Callable[[dict[str, Any]], None]) -> dict[
     timeline = record["timeline"] = {"measure": time.time()}
     probe = Probe(spec.cores)
     empty = None  # sampling.empty_sample_s, read once the phases are sampled
+    first_use_s = None  # the device's first use: a JAX cell's warm-up
     try:
         dev = None if numpy_cell else resolve_device(spec.device)
         timeline["device"] = time.time()
         record["provenance"] = provenance.full(dev, spec.device)
         timeline["provenance"] = time.time()
         if not numpy_cell:
-            harness.warm_up(dev)
+            first_use_s = harness.warm_up(dev)
             if spec.isolate:
                 probe = isolated(spec, record, probe)
         # whether the cores keep their speed: a run's readings decide which study applies
         timeline["warmed"] = time.time()
         record["provenance"]["core_speed"] = safe(core_speed.reading, sorted(probe.cores))
         timeline["core_speed"] = time.time()
-        empty = measure_phases(spec, workload, impl, dev, probe, record, progress)
+        empty = measure_phases(spec, workload, impl, dev, probe, record, progress, first_use_s)
         if not record["check"]["passed"]:
             record["status"] = "wrong_result"
             record["reason"] = wrong_result_reason(record["check"])

@@ -1,11 +1,17 @@
 """The NVIDIA GPU a cell ran on, as CUDA and NVML tell it, and the test suite's fake GPU.
 
 Apart from provenance because only a GPU cell reads it: CUDA's bus id names the GPU this
-process uses, NVML its driver, memory and clocks (each read best-effort, as provenance's).
+process uses, NVML its driver, memory, clocks and power, the process's memory map the NVIDIA
+libraries jaxlib loaded (each read best-effort, as provenance's).
 """
 
 import ctypes
+import importlib.metadata
 import os
+import re
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from blockbench.measure.safe_read import safe
@@ -66,8 +72,8 @@ def _text(value: Any) -> Any:
 
 
 def nvml_gpu(pci_bus_id: str) -> dict[str, Any]:
-    """Driver, memory and clocks of the NVIDIA GPU at `pci_bus_id`, read through NVML now
-    (at cell start, and again after the phases: blockbench.measure.cell)."""
+    """Driver, memory, clocks and power of the NVIDIA GPU at `pci_bus_id`, read through NVML
+    now (at cell start, and again after the phases: blockbench.measure.cell)."""
     import pynvml as nv
 
     nv.nvmlInit()
@@ -92,6 +98,14 @@ def nvml_gpu(pci_bus_id: str) -> dict[str, Any]:
             "temperature_c": safe(nv.nvmlDeviceGetTemperature, h, nv.NVML_TEMPERATURE_GPU),
             "power_w": safe(lambda: nv.nvmlDeviceGetPowerUsage(h) / 1000.0),
             "throttle_reasons": safe(clock_event_reasons, nv, h),
+            # which of the node's GPUs it was, whatever its bus or index on another boot
+            "uuid": safe(lambda: _text(nv.nvmlDeviceGetUUID(h))),
+            # a limit set below the default caps the clocks of every heavy cell
+            "power_limit_w": {
+                "enforced": safe(lambda: nv.nvmlDeviceGetEnforcedPowerLimit(h) / 1000.0),
+                "default": safe(lambda: nv.nvmlDeviceGetPowerManagementDefaultLimit(h) / 1000.0),
+            },
+            "violation_ns": {policy: safe(violation_ns, nv, h, policy) for policy in VIOLATIONS},
         }
     finally:
         nv.nvmlShutdown()
@@ -102,3 +116,122 @@ def clock_event_reasons(nv: Any, handle: Any) -> int:
     ClocksEventReasons, and may drop the older ClocksThrottleReasons."""
     get = getattr(nv, "nvmlDeviceGetCurrentClocksEventReasons", None)
     return (get or nv.nvmlDeviceGetCurrentClocksThrottleReasons)(handle)
+
+
+# NVML's cumulative violation counters (nvmlDeviceGetViolationStatus) kept in a record: how
+# long, since the driver loaded, power or heat held the clocks below the applications clocks.
+VIOLATIONS = {"power": "NVML_PERF_POLICY_POWER", "thermal": "NVML_PERF_POLICY_THERMAL"}
+
+
+def violation_ns(nv: Any, handle: Any, policy: str) -> int:
+    """Nanoseconds `policy` (a VIOLATIONS key) has held the clocks down since the driver loaded:
+    two readings' difference is the throttled time between them, however short, where the
+    clock event reasons are a snapshot at each reading."""
+    return int(
+        nv.nvmlDeviceGetViolationStatus(handle, getattr(nv, VIOLATIONS[policy])).violationTime
+    )
+
+
+# The clock event reasons (nvmlClocksEventReason*) that slow a GPU at work; GPU idle (0x1),
+# the applications clocks setting (0x2), sync boost (0x10) and the display clock (0x100) do not.
+THROTTLES = {
+    0x4: "software power cap",
+    0x8: "hardware slowdown",
+    0x20: "software thermal slowdown",
+    0x40: "hardware thermal slowdown",
+    0x80: "hardware power brake",
+}
+
+
+def throttle_warnings(facts: Mapping[str, Any]) -> list[str]:
+    """One line where a power or thermal limit slowed the GPU during a cell's phases, as its
+    provenance (`facts`) shows: a throttle among NVML's clock event reasons read after the
+    phases (`device_after`), or a violation counter grown since the cell's start (`device`).
+    Its times are then of a throttled GPU, which a record's clocks alone do not tell (an H200's
+    software power cap engaged unwarned, 0 before and 4 after)."""
+    before, after = ((facts.get(key) or {}).get("nvml") for key in ("device", "device_after"))
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        return []
+    said = []
+    reasons = after.get("throttle_reasons")
+    if isinstance(reasons, int) and (names := [n for bit, n in THROTTLES.items() if reasons & bit]):
+        start = before.get("throttle_reasons")
+        shown = f"{start:#x}" if isinstance(start, int) else "unread"
+        said.append(
+            f"{' and '.join(names)} (NVML clock event reasons {shown} at the cell's start, "
+            f"{reasons:#x} after its phases)"
+        )
+    counters = (before.get("violation_ns") or {}, after.get("violation_ns") or {})
+    for policy in VIOLATIONS:
+        start, end = (c.get(policy) for c in counters)
+        if isinstance(start, int) and isinstance(end, int) and end > start:
+            said.append(f"{policy} violations held its clocks down {(end - start) / 1e9:.3g} s")
+    if not said:
+        return []
+    limit = (after.get("power_limit_w") or {}).get("enforced")
+    of = f" (power limit {limit:g} W)" if isinstance(limit, float | int) else ""
+    return [f"GPU throttled during the phases{of}: {'; '.join(said)}: its times are a slowed GPU's"]
+
+
+# The NVIDIA libraries a JAX CUDA process may map, by the name of their file (a soname, or
+# the real name it links to): CUDA's runtime and driver, cuBLAS(Lt), cuDNN's parts, cuFFT,
+# cuRAND, cuSOLVER, cuSPARSE(Lt), NCCL, NVSHMEM, nvJitLink, NVRTC, CUPTI.
+NVIDIA_LIBRARY = re.compile(
+    r"lib(?:cudart|cuda|cublas(?:Lt)?|cudnn\w*|cufft\w*|curand|cusolver(?:Mg)?|cusparse(?:Lt)?"
+    r"|nccl|nvshmem\w*|nvJitLink|nvrtc(?:-builtins)?|cupti)\.so(?:\.[0-9.]+)?"
+)
+
+
+def nvidia_libraries(
+    maps: str, owners: Mapping[str, tuple[str, str]]
+) -> list[dict[str, str | None]]:
+    """The NVIDIA libraries mapped in a process whose /proc/<pid>/maps reads `maps`: each file
+    (its path as the kernel resolved it, symlinks followed, so a system install keeps its
+    versioned name, libcublas.so.12.8.4.1), and the distribution that installed it and its
+    version where `owners` (file path -> (distribution, version)) knows it (a pip wheel's
+    file is named by its major version only, libcublas.so.12)."""
+    paths = set()
+    for line in maps.splitlines():
+        fields = line.split(maxsplit=5)
+        if len(fields) == 6:
+            path = fields[5].removesuffix(" (deleted)")
+            if NVIDIA_LIBRARY.fullmatch(os.path.basename(path)):
+                paths.add(path)
+    found = []
+    for path in sorted(paths, key=os.path.basename):
+        distribution, version = owners.get(path, (None, None))
+        found.append(
+            {
+                "file": os.path.basename(path),
+                "path": path,
+                "distribution": distribution,
+                "version": version,
+            }
+        )
+    return found
+
+
+def wheel_files(entries: Iterable[str]) -> dict[str, tuple[str, str]]:
+    """Each file the NVIDIA wheels (nvidia-*: nvidia-cublas-cu12, nvidia-cudnn-cu13, ...) of
+    these sys.path entries installed, by its resolved path -> (distribution, version). Only
+    their dist-infos are read: parsing every distribution's took 0.2 s (provenance's
+    cuda_plugins). A wheel holds no symlinks, so resolving its folder resolves its files."""
+    owners: dict[str, tuple[str, str]] = {}
+    for entry in entries:
+        site = os.path.realpath(entry or ".")
+        for info in Path(site).glob("nvidia_*.dist-info"):
+            dist = importlib.metadata.Distribution.at(info)
+            for file in dist.files or ():
+                path = os.path.normpath(os.path.join(site, file))
+                owners.setdefault(path, (dist.metadata["Name"], dist.version))
+    return owners
+
+
+def loaded_nvidia_libraries() -> list[dict[str, str | None]]:
+    """The NVIDIA libraries this process has mapped now, with their versions. Read after the
+    phases too (`device_after`): jaxlib loads cuBLAS, cuDNN and the others when a program
+    first needs them."""
+    maps = Path("/proc/self/maps")
+    if not maps.exists():
+        raise OSError(f"no {maps} on {sys.platform}: the mapped libraries are read on Linux only")
+    return nvidia_libraries(maps.read_text(), wheel_files(sys.path))

@@ -26,7 +26,7 @@ from typing import Any
 
 import psutil
 
-from blockbench.measure import cores, gpu_ready, host_kind, host_power, provenance
+from blockbench.measure import cores, gpu_ready, host_kind, host_power, nvidia, provenance
 from blockbench.measure.host_load import HostLoad, load_warnings
 from blockbench.records.layout import Cell, first_process, installed_jax
 from blockbench.records.params import CellSpec, MeasureParams
@@ -367,6 +367,7 @@ def process_record(
         + load_warnings(ran.host_load)
         + version_warnings(record, ran.planned)
         + host_power.speed_warnings(ran.host_state["before"], ran.host_state["after"])
+        + nvidia.throttle_warnings(record["provenance"])
     )
     return record
 

@@ -56,9 +56,10 @@ def clean_median(samples: list[float], disturbance: dict[str, Any] | None) -> fl
     return float(np.median(clean)) if clean else None
 
 
-def phase_record(collected: Collected) -> dict[str, Any]:
+def phase_record(collected: Collected, parts: dict[str, float] | None = None) -> dict[str, Any]:
     """Statistics over the samples no other process disturbed, where there are enough of
-    them (`kept`); every raw sample and the kernel's account of it kept beside them."""
+    them (`kept`); every raw sample and the kernel's account of it kept beside them, and the
+    `parts` its one call was timed in, where it was (an accelerator's cold first call)."""
     record: dict[str, Any] = {"samples_s": collected.samples_s}
     disturbance = disturbance_record(collected)
     if disturbance is not None:
@@ -82,6 +83,8 @@ def phase_record(collected: Collected) -> dict[str, Any]:
         record["floor"] = collected.floor
     if collected.faults:  # median over every sample, as the spread between processes is
         record["faults_per_call"] = float(np.median(collected.faults))
+    if parts:
+        record["parts_s"] = dict(parts)
     return record
 
 

@@ -22,7 +22,14 @@ from typing import Any
 import psutil
 
 from blockbench.measure import cores, host_power
-from blockbench.measure.nvidia import FakedGpu, cuda_ordinal, cuda_pci_bus_id, fake_gpu, nvml_gpu
+from blockbench.measure.nvidia import (
+    FakedGpu,
+    cuda_ordinal,
+    cuda_pci_bus_id,
+    fake_gpu,
+    loaded_nvidia_libraries,
+    nvml_gpu,
+)
 from blockbench.measure.safe_read import safe
 from blockbench.measure.slurm_job import granted_cpus, slurm
 
@@ -352,6 +359,8 @@ def device(dev: Any, requested: str = "") -> dict[str, Any]:
     if kind == "gpu":
         info["compute_capability"] = getattr(dev, "compute_capability", None)
         info["nvml"] = safe(lambda: nvml_gpu(cuda_pci_bus_id(cuda_ordinal(dev))))
+        # the cuBLAS, cuDNN, ... this process runs (device_after's: those loaded on first use)
+        info["nvidia_libraries"] = safe(loaded_nvidia_libraries)
     return info
 
 

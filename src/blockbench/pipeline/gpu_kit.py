@@ -1,26 +1,31 @@
-"""The GPU kit: every cell the GPU claims need, measured on a GPU machine in one command.
+"""The GPU kit: every cell the GPU claims need, measured on a GPU machine, one part a command.
 
 It is for a machine without Snakemake or a package registry, that may limit how long one
 command runs, and from which only a few files come back. It measures the run plan the
 workflow would (blockbench.pipeline.run_plan: the same processes and settings) through the
-workflow's own measuring function (parent.measure), in the order of a run:
+workflow's own measuring function (parent.measure). A grid longer than one command is cut
+into parts of whole blocks (blockbench.pipeline.kit_estimate.parts), the blocks that decide
+claims first; each command measures one part:
 
 1. the first minute (blockbench.pipeline.kit_first_minute): the GPU checked, a GPU and a CPU
    worker's start timed; a machine that fails any of it stops there, with one line naming
    the cause, before the grid;
-2. the re-plan (blockbench.pipeline.kit_estimate): the first stage estimated with the starts
-   measured here; where it would not fit the part, whole blocks that decide no claim part
-   are left out, least needed first, and recorded as such;
-3. the first stage, the blocks that decide claims first (config `deciding_first`), then the
-   rounds decision (blockbench.judge.stopping, the workflow's checkpoint), sized to the time
-   left, then the added rounds it asks for while time is left. The decision, cut to what was
-   measured, is final: it travels in the archive's manifest, and judging at home never asks
-   for a GPU round that was not measured.
+2. the re-plan: the first stage left, estimated with the starts measured here, cut into
+   parts; this command takes the first, and every process of the others is recorded left
+   out for time (kit_archive.LEFT_OUT), so that no job at home measures it and the next
+   part does;
+3. the part's first stage (config `deciding_first`: the deciding blocks' rounds first), its
+   rounds decision (blockbench.judge.stopping, the workflow's checkpoint) over its own
+   blocks, sized to the time left, then the added rounds it asks for while time is left:
+   a block's rounds all run on one machine. The decision, cut to what was measured and
+   merged with the earlier parts', is final: it travels in the archive's manifest, and
+   judging at home never asks for a GPU round that was not measured.
 
 Every process's JSON is packed into one archive after it is written (blockbench.pipeline.
 kit_archive); the command run again resumes from what exists (or from an archive, on a
-fresh machine). At home the archive unpacks into results/raw/<run_label>/, where the
-workflow finds every cell measured and only builds tables, figures and claims.
+fresh machine), and never measures again what a part finished. At home the archive unpacks
+into results/raw/<run_label>/, where the workflow finds every process recorded and only
+builds tables, figures and claims.
 """
 
 import argparse
@@ -32,9 +37,18 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from blockbench.errors import InputError
+from blockbench.judge import stopping
 from blockbench.measure import parent
 from blockbench.pipeline import grid, kit_estimate, stages
-from blockbench.pipeline.kit_archive import MANIFEST, pack, unpack, validated, versions
+from blockbench.pipeline.kit_archive import (
+    LEFT_OUT,
+    MANIFEST,
+    left_out,
+    pack,
+    unpack,
+    validated,
+    versions,
+)
 from blockbench.pipeline.kit_config import (
     QUICK_CONFIG,
     ROOT,
@@ -48,10 +62,8 @@ from blockbench.records import layout, store
 from blockbench.records.layout import Cell
 from blockbench.records.spec import EXIT_WRONG_HOST
 
-# Kept free at the end of a part: the last archive and the exit.
-PACK_RESERVE_S = 10.0
 EXIT_NOT_READY = 1  # the first minute failed: nothing of the grid was measured
-EXIT_MORE_PARTS = 75  # EX_TEMPFAIL: this part ended in time, first-stage cells remain
+EXIT_MORE_PARTS = 75  # EX_TEMPFAIL: this part ended in time, blocks remain for the next
 
 
 class Part:
@@ -76,10 +88,12 @@ class Part:
         self.walls: dict[Cell, float] = {}
 
     def left(self) -> float:
-        return self.part_s - (time.monotonic() - self.clock0) - PACK_RESERVE_S
+        return self.part_s - (time.monotonic() - self.clock0) - kit_estimate.PACK_RESERVE_S
 
     def done(self, job: Job) -> bool:
-        return (self.root / job.path(self.label)).exists()
+        """Measured: its record exists and is not one left out for time."""
+        path = self.root / job.path(self.label)
+        return path.exists() and not left_out(path)
 
     def pack(self) -> float:
         """Pack the run's folder; the seconds it took (a cost every process pays)."""
@@ -89,40 +103,58 @@ class Part:
         pack(self.raw, self.archive, self.manifest)
         return time.monotonic() - t0
 
-    def replan(self, plan: RunPlan, starts: dict[str, float]) -> list[str]:
-        """The first stage still to measure, estimated with the worker starts measured here
-        (each with the archive's packing), and the blocks left out so that it fits the time
-        left; each left-out process is recorded `unavailable`, with the reason. Lines to say."""
+    def replan(
+        self, plan: RunPlan, undecided: list[str], starts: dict[str, float]
+    ) -> tuple[set[str], list[str]]:
+        """The blocks this part measures, and lines to say: the first stage still to
+        measure, estimated with the worker starts measured here (each with the archive's
+        packing), cut into parts of whole blocks that fit the time left
+        (kit_estimate.parts); this part takes the first, and each process of the others is
+        recorded left out for time now, so that a window that closes early leaves nothing
+        a job at home would measure. A block measured but not yet decided (a command that
+        stopped in its added rounds) is decided in this part."""
         model = self.config["kit"]["estimate"]
         self.model = kit_estimate.with_starts(model, starts)
-        todo = [j for j in plan.jobs() if not self.done(j)]
-        modelled = sum(kit_estimate.seconds(model, plan, todo).values())
-        whole = sum(kit_estimate.seconds(self.model, plan, todo).values())
-        left = self.left()
-        names, kept = kit_estimate.leave_out(self.model, plan, todo, left)
+        todo = [j for j in plan.jobs() if plan.unit(j.cell) in undecided and not self.done(j)]
+        cut = kit_estimate.parts(self.model, plan, todo, self.left())
+        this = set(cut[0].blocks) if cut else set()
+        this |= {n for n in undecided if all(plan.unit(j.cell) != n for j in todo)}
         here = ", ".join(f"{d.upper()} {s:.1f} s" for d, s in sorted(starts.items())) or "none"
         said = "model's" if not starts else "measured"
+        whole = sum(p.seconds for p in cut)
         lines = [
             f"re-plan: worker starts measured here {here} (model "
             + ", ".join(f"{d.upper()} {s:g} s" for d, s in sorted(model["process_start_s"].items()))
-            + f"); first stage, {len(todo)} processes: {whole / 60:.1f} min with the {said} "
-            f"starts, {modelled / 60:.1f} min on the model; {left / 60:.1f} min left"
+            + f"); first stage left, {len(todo)} processes: {whole / 60:.1f} min with the "
+            f"{said} starts, {sum(kit_estimate.seconds(model, plan, todo).values()) / 60:.1f} "
+            f"min on the model; {self.left() / 60:.1f} min left"
         ]
         self.manifest["starts_s"] = {d: round(s, 3) for d, s in starts.items()}
-        if names:
-            reason = (
-                f"left out for time: the GPU kit's part of {self.part_s:.0f} s could not hold "
-                f"the first stage ({whole / 60:.1f} min estimated with the worker starts "
-                "measured there); the blocks that decide claim parts were kept"
+        if len(cut) > 1:
+            later = [n for p in cut[1:] for n in p.blocks]
+            lines.append(
+                f"this part: {len(cut[0].blocks)} blocks ({cut[0].seconds / 60:.1f} min); "
+                f"left out for time, for {len(cut) - 1} more part(s) "
+                f"({whole / 60 - cut[0].seconds / 60:.1f} min): " + ", ".join(later)
             )
-            lines.append(f"left out for time ({(whole - kept) / 60:.1f} min): " + ", ".join(names))
-            for job in (j for j in todo if plan.unit(j.cell) in names):
-                path = self.root / job.path(self.label)
-                params = replace(plan.params(job), not_run=reason)
-                parent.measure(job.cell, job.repeat, path, self.label, params)
-            left_out = self.manifest.get("left_out", {})
-            self.manifest["left_out"] = left_out | {n: plan.units[n]["cells"] for n in names}
-        return lines
+            self.leave_out(
+                plan,
+                later,
+                f"{LEFT_OUT}: the GPU kit's part of {self.part_s:.0f} s held other blocks "
+                f"({whole / 60:.1f} min of first stage were left, estimated with the worker "
+                "starts measured there); the same command run again measures it",
+            )
+        return this, lines
+
+    def leave_out(self, plan: RunPlan, names: list[str], reason: str) -> None:
+        """Record each first-stage process of the blocks `names` not measured yet as left
+        out for time (`unavailable`, with the reason): no job at home measures it, and the
+        next part does."""
+        for job in (j for j in plan.jobs() if plan.unit(j.cell) in names and not self.done(j)):
+            params = replace(plan.params(job), not_run=reason)
+            parent.measure(
+                job.cell, job.repeat, self.root / job.path(self.label), self.label, params
+            )
 
     def measure(self, plan: RunPlan, jobs: list[Job]) -> int | None:
         """Measure `jobs` not yet measured while each fits the time left; None when every one
@@ -148,6 +180,30 @@ class Part:
             self.walls[job.cell] = max(self.walls.get(job.cell, 0.0), time.monotonic() - t0)
         return None
 
+    def decide(self, plan: RunPlan, names: set[str]) -> tuple[dict[str, Any], int | None]:
+        """The rounds decision for this part's blocks (the workflow's checkpoint, sized to
+        the time left), their added rounds while time is left, and the decision as measured
+        merged with the earlier parts'; and the exit status that stopped the added rounds."""
+        units = {n: plan.units[n] for n in sorted(names)}
+        decision = stages.decide_rounds(
+            raw=[str(p) for p in layout.raw_files(self.raw)],
+            claims_file=claims_files(self.config),
+            study_files=layout.study_files(ROOT / self.config["between_run"]),
+            units=units,
+            run_label=self.label,
+            precision=grid.precision(self.config),
+            budget_minutes=None,
+            out=self.raw / Path(layout.DECISION).name,
+            left_s=self.left(),
+            carried=False,
+        )
+        asked = decision.get("asked", decision["rounds"])
+        stopped = self.measure(plan, [j for j in plan.jobs(asked) if plan.unit(j.cell) in names])
+        decision = merged(self.manifest.get("decision"), final_decision(decision, plan, self))
+        self.manifest["decision"] = decision
+        store.write_json_atomic(self.raw / Path(layout.DECISION).name, decision)
+        return decision, stopped
+
 
 def final_decision(decision: dict[str, Any], plan: RunPlan, part: Part) -> dict[str, Any]:
     """The decision as measured: each cell's rounds cut to the processes that exist, with
@@ -160,6 +216,27 @@ def final_decision(decision: dict[str, Any], plan: RunPlan, part: Part) -> dict[
     return decision | {"asked": asked, "rounds": measured}
 
 
+def merged(earlier: dict[str, Any] | None, later: dict[str, Any]) -> dict[str, Any]:
+    """Two parts' decisions as one: each decided its own blocks; a claim part keeps the
+    latest stop that measured it (a part whose cells an earlier part had not measured read
+    `not measured` there)."""
+    if not earlier:
+        return later
+    stops = {(p["claim_id"], p["part"]): p for p in earlier["parts"]}
+    for p in later["parts"]:
+        key = (p["claim_id"], p["part"])
+        if key not in stops or p["stopped"] != stopping.NOT_MEASURED:
+            stops[key] = p
+    return (
+        later
+        | {key: earlier[key] | later[key] for key in ("rounds", "asked")}
+        | {
+            "units": [*earlier["units"], *later["units"]],
+            "parts": list(stops.values()),
+        }
+    )
+
+
 def run(
     config: dict[str, Any],
     out: Path,
@@ -168,19 +245,19 @@ def run(
     resume: Path | None = None,
     say: Callable[[str], None] = print,
 ) -> int:
-    """The first minute, the first stage, the rounds decision and the added rounds, within
-    `part_s`. 0: the first stage and the decision are in (added rounds may have been cut by
-    time, and the decision says so); EXIT_MORE_PARTS: first-stage processes remain (run the
-    same command again); EXIT_NOT_READY: the GPU failed its first minute."""
+    """One part within `part_s`: the first minute, the first stage of the blocks that fit
+    (the others left out for time, for the next part), their rounds decision and added
+    rounds. 0: every block is measured and decided (added rounds may have been cut by time,
+    and the decision says so); EXIT_MORE_PARTS: blocks remain (run the same command again);
+    EXIT_NOT_READY: the GPU failed its first minute."""
     plan = run_plan(config)
     if resume is not None:
         unpack(resume, root / "results" / "raw")
     part = Part(config, root, out, config["kit"]["part_s"] if part_s is None else part_s)
-    # an earlier part's decision: its added rounds are what is left to measure
-    decision = part.manifest.get("decision")
-    todo = plan.jobs(decision["asked"]) if decision else plan.jobs()
+    decided = set(part.manifest.get("decision", {}).get("rounds", {}))
+    undecided = [n for n in plan.units if not decided.issuperset(plan.units[n]["cells"])]
     starts: dict[str, float] = {}
-    if gated(config, plan) and not all(part.done(j) for j in todo):
+    if gated(config, plan) and undecided:
         minute = first_minute(config, part.raw, say)
         if minute.failed is not None:
             say(minute.failed)
@@ -188,46 +265,44 @@ def run(
         # each process also packs the archive: time one packing, and count it in each start
         packing = part.pack()
         starts = {d: s + packing for d, s in minute.starts.items()}
-    if decision is None:
-        for line in part.replan(plan, starts):
-            say(line)
+    this, lines = part.replan(plan, undecided, starts) if undecided else (set(), [])
+    for line in lines:
+        say(line)
     part.manifest["order"] = kit_estimate.unit_order(plan)
     say("blocks in the order measured: " + ", ".join(part.manifest["order"]))
-    stopped = part.measure(plan, plan.jobs())
-    if stopped is None and decision is None:
-        decision = stages.decide_rounds(
-            raw=[str(part.root / j.path(part.label)) for j in plan.jobs()],
-            claims_file=claims_files(config),
-            study_files=layout.study_files(ROOT / config["between_run"]),
-            units=plan.units,
-            run_label=part.label,
-            precision=grid.precision(config),
-            budget_minutes=None,
-            out=part.raw / Path(layout.DECISION).name,
-            left_s=part.left(),
-        )
-    if stopped is None and decision is not None:
-        stopped = part.measure(plan, plan.jobs(decision.get("asked", decision["rounds"])))
-        decision = final_decision(decision, plan, part)
-        part.manifest["decision"] = decision
-        store.write_json_atomic(part.raw / Path(layout.DECISION).name, decision)
+    stopped = part.measure(plan, [j for j in plan.jobs() if plan.unit(j.cell) in this])
+    added = 0
+    if stopped is None and this:
+        decision, stopped = part.decide(plan, this)
+        added = sum(decision["asked"].values()) - sum(decision["rounds"].values())
+    decided = set(part.manifest.get("decision", {}).get("rounds", {}))
+    remaining = [n for n in plan.units if not decided.issuperset(plan.units[n]["cells"])]
+    part.leave_out(
+        plan,
+        remaining,
+        f"{LEFT_OUT}: the GPU kit's part of {part.part_s:.0f} s ran out of time before it; "
+        "the same command run again measures it",
+    )
+    part.manifest["left_out"] = {n: plan.units[n]["cells"] for n in remaining}
     part.row["remaining"] = sum(not part.done(j) for j in plan.jobs())
-    part.manifest["complete"] = decision is not None
+    part.manifest["complete"] = not remaining
     part.pack()
     if stopped == EXIT_WRONG_HOST:
         say("stopped: this machine is not the kind the run began on (the line above)")
         return EXIT_WRONG_HOST
     if stopped not in (None, 0):
         raise RuntimeError(f"parent.py refused a cell ({stopped}): a bad cell in the config")
-    added = sum(decision["asked"].values()) - sum(decision["rounds"].values()) if decision else 0
     say(
         f"part {len(part.manifest['parts'])}: {part.row['processes']} process(es) in "
         f"{part.row['seconds']:.0f} s; {part.row['remaining']} of the first stage's "
-        f"{len(plan.jobs())} left; {part.archive}"
+        f"{len(plan.jobs())} left, in {len(remaining)} block(s); {part.archive}"
         + (f"; {added} added round(s) cut by time" if added else "")
     )
-    if decision is None:
-        say("not complete: run the same command again (it resumes)")
+    if remaining:
+        say(
+            "not complete: run the same command again (it resumes; on a fresh machine, "
+            f"--resume {part.archive})"
+        )
         return EXIT_MORE_PARTS
     return 0
 

@@ -136,7 +136,7 @@ def _block_cells(config: dict[str, Any]) -> Iterator[tuple[int, dict[str, Any], 
 Claims = Sequence[Claim]
 
 
-def _claimed(config: dict[str, Any], claims: Claims) -> Iterator[tuple[Claim, Cell, str]]:
+def claimed(config: dict[str, Any], claims: Claims) -> Iterator[tuple[Claim, Cell, str]]:
     """Every (claim, cell, phase) the run's claim parts read, at the sizes `claim_sizes`
     says (blockbench.judge.claim.Part.sizes_for). A part is measured only where the run
     has every device it names, and, with `claim_devices`, only where it names one of them
@@ -209,7 +209,7 @@ def _resolve(config: dict[str, Any], claims: Claims) -> dict[Cell, tuple[Phases,
     """
     read: dict[Cell, set[str]] = {}
     asked: dict[Cell, Asked] = {}
-    for claim, cell, phase in _claimed(config, claims):
+    for claim, cell, phase in claimed(config, claims):
         read.setdefault(cell, set()).add(phase)
         who = f"claim {claim.id} ({claim.file or 'claims'})"
         for entry in claim.settings:
@@ -220,11 +220,11 @@ def _resolve(config: dict[str, Any], claims: Claims) -> dict[Cell, tuple[Phases,
         _ask(config, asked.setdefault(cell, {}), cell, spec, who)
     out = {}
     for cell in sorted(asked.keys() | read.keys()):
-        said, claimed = asked.get(cell, {}), read.get(cell, set())
+        said, reads = asked.get(cell, {}), read.get(cell, set())
         if "phases" in said:
-            phases: Phases = _ordered(set(said["phases"][0]) | claimed)
-        elif claimed and config.get("cell_phases") == "claimed":
-            phases = _ordered(claimed)
+            phases: Phases = _ordered(set(said["phases"][0]) | reads)
+        elif reads and config.get("cell_phases") == "claimed":
+            phases = _ordered(reads)
         else:
             phases = None
         sampling = dict(config.get("sampling", {}))

@@ -3,7 +3,7 @@ where every record is validated against the schema before any table reads it (th
 machine's image has no jsonschema, so records written there are not)."""
 
 import tarfile
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from blockbench.errors import InputError
@@ -11,16 +11,27 @@ from blockbench.pipeline.grid import ACCELERATORS
 from blockbench.records import layout, store
 
 MANIFEST = layout.KIT_MANIFEST
+# How a process the kit left out for time is recorded: `unavailable` with this reason, so
+# that no job measures it at home, and the kit's next part measures it (never counted done).
+LEFT_OUT = "left out for time"
+
+
+def left_out(path: Path) -> bool:
+    """Whether the record at `path` stands in for a process the kit left out for time."""
+    record = store.read_json(path)
+    return record["status"] == "unavailable" and record["reason"].startswith(LEFT_OUT)
 
 
 def versions(root: Path) -> dict[str, Any]:
-    """The JAX, CUDA plugin and driver versions the GPU cells actually ran with, from the
-    first GPU record that reached its device."""
+    """The JAX, CUDA plugin, driver and NVIDIA library versions, and the GPU (UUID, power
+    limit), the GPU cells actually ran with, from the first GPU record that reached its
+    device."""
     for path in layout.raw_files(root):
         record = store.read_json(path)
         device = record["provenance"].get("device") or {}
         if record["cell"]["device"] in ACCELERATORS and device:
             nvml = device.get("nvml") if isinstance(device.get("nvml"), dict) else {}
+            after = record["provenance"].get("device_after") or {}
             packages = record["provenance"]["software"]["packages"]
             return {
                 "packages": {k: v for k, v in packages.items() if k.startswith("jax")},
@@ -28,8 +39,20 @@ def versions(root: Path) -> dict[str, Any]:
                 "driver": nvml.get("driver"),
                 "cuda_driver": nvml.get("cuda_driver"),
                 "device": device.get("model"),
+                "gpu_uuid": nvml.get("uuid"),
+                "power_limit_w": nvml.get("power_limit_w"),
+                "nvidia_libraries": after.get("nvidia_libraries"),
             }
     return {}
+
+
+def process(member: str) -> bool:
+    """Whether an archive member is a process's record (<label>/<device>/.../<repeat>.json),
+    not the manifest, the decision or another file of the run's folder."""
+    path = PurePosixPath(member)
+    return len(path.parts) == len(PurePosixPath(layout.IN_RUN_GLOB).parts) + 1 and path.match(
+        layout.IN_RUN_GLOB
+    )
 
 
 def pack(raw: Path, archive: Path, manifest: dict[str, Any]) -> None:
@@ -64,14 +87,21 @@ def validated(raw: Path) -> int:
 
 def unpack(archive: Path, raw_root: Path) -> Path:
     """Extract a kit archive under `raw_root` (results/raw); return the run's directory.
-    Measurements already there are kept (a part measured again never overwrites a result);
-    the manifest and the rounds decision are the archive's."""
+    Measurements already there are kept (a part measured again never overwrites a result),
+    but not a process left out for time, which a later part measured; the manifest and the
+    rounds decision are the archive's."""
     with tarfile.open(archive) as tar:
         members = [m for m in tar.getmembers() if m.isfile()]
         labels = {Path(m.name).parts[0] for m in members}
         if len(labels) != 1:
             raise ValueError(f"{archive}: expected one run's directory, found {sorted(labels)}")
         newer = (MANIFEST, Path(layout.DECISION).name)
-        fresh = [m for m in members if not (raw_root / m.name).exists() or m.name.endswith(newer)]
+        fresh = [
+            m
+            for m in members
+            if not (here := raw_root / m.name).exists()
+            or m.name.endswith(newer)
+            or (process(m.name) and left_out(here))
+        ]
         tar.extractall(raw_root, members=fresh, filter="data")
     return raw_root / labels.pop()

@@ -1,6 +1,6 @@
 """The GPU kit's time: a model of what each process costs (config `kit.estimate`), the same
-model with the process starts measured in the first minute, and the blocks a window too
-short for the first stage leaves out.
+model with the process starts measured in the first minute, and the grid cut into parts of
+whole blocks, each fitting one command of a lent machine, the blocks that decide claims first.
 
 The model is an estimate for the machine it names, not a measurement: a process costs its
 start (interpreter, imports, backend, inputs, provenance, the correctness check) plus each
@@ -11,10 +11,10 @@ with those it times on the machine at hand (`with_starts`).
 
 from collections.abc import Callable, Container, Mapping
 from copy import deepcopy
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any
 
-from blockbench.pipeline import progress, run_order
+from blockbench.pipeline import grid, progress, run_order
 from blockbench.pipeline.grid import ACCELERATORS
 from blockbench.pipeline.run_plan import Job, RunPlan
 from blockbench.records.layout import Cell
@@ -43,6 +43,8 @@ MODEL = {
 }
 
 
+# Kept free at the end of a part: the last archive and the exit.
+PACK_RESERVE_S = 10.0
 # Phases timed one call per sample, without a warm-up (blockbench.cell.phase_plan).
 ONE_CALL = ("trace_lower", "compile", "first_call")
 # The first minute's cells: a jit product through every GPU phase, and the same product's
@@ -184,42 +186,54 @@ def deciding_done_s(model: Mapping[str, Any], plan: RunPlan) -> float:
     return sum(seconds(model, plan, jobs[: last + 1]).values())
 
 
-def least_needed(plan: RunPlan) -> list[str]:
-    """The blocks a short window may leave out, least needed first: those no claim reads,
-    then those only trends and growths read, each in name order. A block holding a cell that
-    a part judged at one size reads there (run_order.deciding) is never among them."""
+def by_need(plan: RunPlan) -> list[str]:
+    """The blocks in the order a grid too long for one part gives them out: those holding a
+    cell that a part judged at one size reads there (run_order.deciding), then those holding
+    a cell another part the run measures reads (a trend's or growth's sizes), then the rest
+    (the figures' sweeps); within each, the order measured."""
     deciding = {c.key for c in run_order.deciding(plan.cells, plan.claims)}
-    read = {t.cell for claim in plan.claims for part in claim.parts for t in (*part.num, *part.den)}
-    kinds = {c.key: (c.device, c.workload, c.impl) for c in plan.cells}
-    free = [n for n, u in plan.units.items() if not deciding.intersection(u["cells"])]
-    return sorted(free, key=lambda n: (any(kinds[k] in read for k in plan.units[n]["cells"]), n))
+    read = {cell.key for _, cell, _ in grid.claimed(dict(plan.config), plan.claims)}
+
+    def need(name: str) -> int:
+        keys = set(plan.units[name]["cells"])
+        return 0 if deciding & keys else 1 if read & keys else 2
+
+    return sorted(unit_order(plan), key=need)
 
 
-def leave_out(
+@dataclass(frozen=True)
+class PartPlan:
+    """One command's share of a grid (a part): its blocks and the model's seconds of
+    their first stage (the first minute's checks not included)."""
+
+    blocks: tuple[str, ...]
+    seconds: float
+
+
+def parts(
     model: Mapping[str, Any],
     plan: RunPlan,
     jobs: list[Job],
-    left_s: float,
-) -> tuple[list[str], float]:
-    """The blocks to leave out so that `jobs` (the first stage still to measure) fit in
-    `left_s` on `model`, least needed first, and the seconds of what is kept. Blocks that
-    decide claims are never left out; where they alone would not fit either, nothing is:
-    the part ends with the first stage unfinished and the next part goes on."""
+    fit_s: float,
+) -> list[PartPlan]:
+    """`jobs` (the first stage still to measure) as parts of whole blocks, each holding
+    what fits `fit_s` on the model: blocks are taken in `by_need`'s order, each into the
+    first part with room for it (first fit), so the blocks that decide claims are in the
+    first part and a trend's sizes before blocks no claim reads. A block longer than
+    `fit_s` alone is a part of its own. Whole blocks: a block's rounds all run on one
+    machine."""
     cost = seconds(model, plan, jobs)
     by_unit = {
         name: sum(cost.get(Cell.from_key(k), 0.0) for k in u["cells"])
         for name, u in plan.units.items()
     }
-    total, out = sum(cost.values()), []
-    free = [n for n in least_needed(plan) if by_unit[n] > 0]
-    if total - sum(by_unit[n] for n in free) > left_s:
-        return [], total  # nothing left out would let this part finish the first stage
-    for name in free:
-        if total <= left_s:
-            break
-        out.append(name)
-        total -= by_unit[name]
-    return out, total
+    out: list[list[str]] = []
+    for name in (n for n in by_need(plan) if by_unit[n] > 0):
+        room = (p for p in out if sum(by_unit[n] for n in p) + by_unit[name] <= fit_s)
+        if (part := next(room, None)) is None:
+            out.append(part := [])
+        part.append(name)
+    return [PartPlan(tuple(p), sum(by_unit[n] for n in p)) for p in out]
 
 
 def dry_run(
@@ -248,6 +262,14 @@ def dry_run(
             "(the first minute included); the blocks only trends read after them"
         )
     part = config["kit"]["part_s"]
+    planned = parts(model, plan, plan.jobs(), part - PACK_RESERVE_S - minute)
+    for i, p in enumerate(planned, 1):
+        count = sum(1 for j in plan.jobs() if plan.unit(j.cell) in p.blocks)
+        say(
+            f"part {i} of {len(planned)}: {(minute + p.seconds) / 60:.1f} model-min (first "
+            f"minute {minute:.0f} s, first stage {p.seconds / 60:.1f} min), {len(p.blocks)} "
+            f"blocks, {count} processes: " + ", ".join(p.blocks)
+        )
     on_gpu = sum(1 for c in per_cell if c.device in ACCELERATORS)
     say(
         f"{len(per_cell)} cells ({on_gpu} GPU, {len(per_cell) - on_gpu} CPU), "
@@ -260,4 +282,4 @@ def dry_run(
         f"{(minute + first) / 60:.1f} min; added rounds fill the rest of --part-s "
         f"({part / 60:.1f} min in all)"
     )
-    return {"checks_s": minute, "first_stage_s": first, "part_s": part}
+    return {"checks_s": minute, "first_stage_s": first, "part_s": part, "parts": len(planned)}

@@ -78,6 +78,14 @@ def summary(record: Mapping[str, Any], cpu: Mapping[str, Any]) -> list[str]:
         return f"SM {clocks} MHz, {n.get('temperature_c')} C, {n.get('power_w')} W"
 
     memory = (after.get("memory_stats") or {}).get("peak_bytes_in_use")
+    gpu = device.get("nvml") if isinstance(device.get("nvml"), dict) else {}
+    limit = gpu.get("power_limit_w") if isinstance(gpu.get("power_limit_w"), dict) else {}
+    libs = after.get("nvidia_libraries")
+    loaded = (
+        ", ".join(f"{lib['file']} {lib['version'] or ''}".rstrip() for lib in libs)
+        if isinstance(libs, list)
+        else str(libs)
+    )
     jax = {k: v for k, v in packages.items() if k.startswith("jax")}
     return [
         f"smoke cell {SMOKE.key}: {record.get('status')} {record.get('reason', '')}".rstrip(),
@@ -87,6 +95,9 @@ def summary(record: Mapping[str, Any], cpu: Mapping[str, Any]) -> list[str]:
         f"  {', '.join(f'{k} {v}' for k, v in sorted(jax.items()))}; CUDA "
         f"{device.get('platform_version')}; driver {(device.get('nvml') or {}).get('driver')}",
         f"  NVML before: {nvml(device)}; after: {nvml(after)}; peak memory {memory} bytes",
+        f"  GPU {gpu.get('uuid')}; power limit {limit.get('enforced')} W "
+        f"(default {limit.get('default')} W)",
+        f"  NVIDIA libraries after the phases: {loaded or 'none mapped'}",
         "  phases: "
         + ", ".join(f"{name} {p.get('median_s', 0):.3g} s" for name, p in phases.items()),
         f"smoke cell {SMOKE_CPU.key}: {cpu.get('status')} {cpu.get('reason', '')}".rstrip(),

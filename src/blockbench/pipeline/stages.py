@@ -152,6 +152,7 @@ def decide_rounds(
     out: str | Path,
     left_s: float | None = None,
     only: Sequence[str] = (),
+    carried: bool = True,
 ) -> dict[str, Any]:
     """After a run's first stage: the rounds each unit takes and why each part stops
     (blockbench.judge.stopping), written atomically as the JSON the workflow reads back.
@@ -160,9 +161,10 @@ def decide_rounds(
     part), else `budget_minutes` less the first stage's span.
 
     A run the GPU kit measured carries the kit's decision, made where its GPU was and cut
-    to what was measured: it is final, so judging it elsewhere never asks for GPU rounds."""
+    to what was measured: it is final, so judging it elsewhere never asks for GPU rounds
+    (`carried`; the kit itself, deciding one part's blocks, passes False)."""
     kit = Path(out).parent / KIT_MANIFEST
-    if kit.exists() and "decision" in (final := read_json(kit)):
+    if carried and kit.exists() and "decision" in (final := read_json(kit)):
         write_json_atomic(Path(out), final["decision"])
         print(f"{run_label}: the GPU kit's decision, as measured ({kit})")
         return final["decision"]

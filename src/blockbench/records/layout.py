@@ -59,6 +59,7 @@ KEY = "/".join(f"{{{name}}}" for name in FIELDS)
 # The file of worker process `repeat` of one cell, within its run's folder and in the
 # results (the measure rule's output, whose wildcards these are); `raw_files` globs it.
 IN_RUN = KEY + "/{repeat}.json"
+IN_RUN_GLOB = re.sub(r"\{\w+\}", "*", IN_RUN)  # any process's file in a run's folder
 RAW = "results/raw/{run_label}/" + IN_RUN
 # The columns that key a cell of a run, and one process of it, in the tables
 # (blockbench.judge.aggregate).
@@ -133,4 +134,4 @@ def study_files(directory: str | Path) -> list[str]:
 
 def raw_files(directory: str | Path) -> list[Path]:
     """All measurement files of one run directory (device/workload/impl/size/repeat.json)."""
-    return sorted(Path(directory).glob(re.sub(r"\{\w+\}", "*", IN_RUN)))
+    return sorted(Path(directory).glob(IN_RUN_GLOB))
