@@ -364,7 +364,7 @@ def plan_of(config: dict) -> "kit_config.RunPlan":
     return kit_config.run_plan(config)
 
 
-@pytest.mark.slow  # two parts of a tiny grid, one cell on the faked GPU: 30 s
+@pytest.mark.slow  # two parts of a tiny grid, one cell on the faked GPU; a Snakemake dry run
 def test_a_grid_longer_than_a_part_is_measured_whole_blocks_a_part(tmp_path, monkeypatch):
     """A rehearsal on a faked GPU, with a part too short for the tiny grid: the first part
     measures the blocks that fit and records every process of the rest left out for time
@@ -406,6 +406,23 @@ def test_a_grid_longer_than_a_part_is_measured_whole_blocks_a_part(tmp_path, mon
     cell = next(j.cell for j in plan.jobs() if plan.unit(j.cell) == gone)
     term = Term(cell.device, cell.workload, cell.impl)
     assert "is unavailable: left out for time" in view.why_missing(term, cell.size)
+    # and the workflow there measures nothing of the run: no GPU block is tried at home
+    wf = workflow_copy(tmp_path / "wf", config | {"check_gpu": False})
+    kit_archive.unpack(out / "kit-test.tar.gz", wf / "results/raw")
+    done = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "--verbose", "--cores", "1"]
+        + ["--configfile", "tiny.yaml"],
+        cwd=wf,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert measure_jobs_in_priority_order(done.stdout, "kit-test") == []
+    missing = sorted(left)[0].relative_to(tmp_path)
+    (wf / missing).unlink()  # without its record, the same dry run measures it (and after)
+    done = subprocess.run(done.args, cwd=wf, capture_output=True, text=True, timeout=300)
+    assert str(missing) in measure_jobs_in_priority_order(done.stdout, "kit-test")
 
     # the same command again: exactly what was left out, then its own rounds
     assert gpu_kit.run(config, out, root=tmp_path, part_s=part_s) == 0
