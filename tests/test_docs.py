@@ -322,7 +322,7 @@ def test_the_checks_catch_what_they_are_for(tmp_path):
         )
     )
     (root / "config").mkdir()
-    (root / "config/gpu-quick.yaml").write_text("kit: {part_s: 540}\n")
+    (root / "config/config.yaml").write_text("kit: {part_s: 540}\n")
     (root / "config/README.md").write_text(
         f"{KEY_TABLE_HEADER}\n|---|---|---|\n"
         "| `repeats` | `4` | a wrong default |\n"
@@ -568,7 +568,7 @@ def test_the_map_says_what_of_a_claim_not_run_ran():
 SCHEMA = Path("workflow/schemas/config.schema.yaml")
 NO_DEFAULT = "(no default)"
 # Objects whose keys the schema leaves open, and the file that names them
-OPEN_KEYS = {"kit": Path("config/gpu-quick.yaml")}
+OPEN_KEYS = {"kit": Path("config/config.yaml")}
 # `sampling.min_samples`, `cluster.account`, `workloads[].accelerator_sizes`, `kit.part_s`
 KEY_PATH = re.compile(r"^(?:workloads\[\]|sampling|cluster|kit)(?:\.[a-z_]+)*$")
 FILE_SUFFIXES = {"py", "yaml", "yml", "md", "json", "csv", "parquet", "png", "svg", "smk", "gz"}
