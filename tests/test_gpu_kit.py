@@ -360,6 +360,9 @@ def test_the_kit_measures_decides_resumes_and_packs_on_cpu(tmp_path, monkeypatch
     assert gpu_kit.run(config, again, root=again, part_s=0, resume=archive) == 0
 
 
+DRY_RUN = ("-m", "snakemake", "-n", "--verbose")
+
+
 def plan_of(config: dict) -> "kit_config.RunPlan":
     return kit_config.run_plan(config)
 
@@ -410,8 +413,7 @@ def test_a_grid_longer_than_a_part_is_measured_whole_blocks_a_part(tmp_path, mon
     wf = workflow_copy(tmp_path / "wf", config | {"check_gpu": False})
     kit_archive.unpack(out / "kit-test.tar.gz", wf / "results/raw")
     done = subprocess.run(
-        [sys.executable, "-m", "snakemake", "-n", "--verbose", "--cores", "1"]
-        + ["--configfile", "tiny.yaml"],
+        [sys.executable, *DRY_RUN, "--cores", "1", "--configfile", "tiny.yaml"],
         cwd=wf,
         capture_output=True,
         text=True,

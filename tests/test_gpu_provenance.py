@@ -199,7 +199,7 @@ def test_the_fake_gpus_power_cap_is_read_and_warned(monkeypatch):
     monkeypatch.setenv(THROTTLED, "1")
     cpu = jax.devices("cpu")[0]
     read = {"device": provenance.device(cpu, "gpu"), "device_after": provenance.device(cpu, "gpu")}
-    [warning] = provenance.throttle_warnings(read)
+    [warning] = nvidia.throttle_warnings(read)
     assert "software power cap" in warning and "held its clocks down 1.5 s" in warning
 
 

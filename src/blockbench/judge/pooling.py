@@ -110,6 +110,7 @@ def pool_part(parts: list[PartResult]) -> PooledPart:
         study=study,
         outcome=judged(got, first.condition),
         detail=detail,
+        steps=(),  # each run's own steps; the pooled part reads the exponent alone
         warnings=sorted({w for p in measured for w in p.warnings}),
     )
     return PooledPart(pooled, got.runs, got.i2, got.tau, too_few=got.low is None)

@@ -83,7 +83,8 @@ def with_study(r: PartResult, study: StudyPart | None) -> PartResult:
     if study is None or r.spread is None or study.runs < 2:
         return r
     low, high = (from_scale(x, r.scale) for x in judged(r.spread, r.processes, study))
-    return replace(r, ci_low=low, ci_high=high, outcome=decide(r.condition, low, high), study=study)
+    outcome = r.stepwise(decide(r.condition, low, high))  # a falling step still refuses it
+    return replace(r, ci_low=low, ci_high=high, outcome=outcome, study=study)
 
 
 def verdict(parts: list[PartResult]) -> tuple[str, str]:
@@ -401,6 +402,9 @@ def decided_ci(p: PartResult) -> str:
 def undecided(p: PartResult) -> str:
     if p.indicative:
         return f"{p.name} {p.outcome} but was {p.setup}: indicative only"
+    if p.falling and decide(p.condition, *p.bounds) == HOLDS:
+        falls = "; ".join(map(str, p.falling))
+        return f"{p.name}: {decided_ci(p)} meets {p.condition}, but a step falls: {falls}"
     return f"{p.name}: {decided_ci(p)} straddles the rule {p.condition}"
 
 

@@ -230,10 +230,12 @@ def cold_eager_first_call(
             compiles.clear()
             jax.monitoring.register_event_duration_secs_listener(heard)
             before = window.elapsed
-            window.start()
-            block(fn(*args))
-            window.stop()
-            jax.monitoring.unregister_event_duration_listener(heard)
+            try:
+                window.start()
+                block(fn(*args))
+                window.stop()
+            finally:  # a call that raised leaves no listener behind
+                jax.monitoring.unregister_event_duration_listener(heard)
             parts["compile"] = sum(compiles)
             parts["first_run"] = max(window.elapsed - before - parts["compile"], 0.0)
 
