@@ -1283,7 +1283,9 @@ def reference_readme_problems(kind: Path, root: Path = ROOT) -> list[str]:
     every = [t for run in runs.values() for t in triples(run)]
     problems = [
         f"{rel}: {m[0]} is no part's value and interval in {', '.join(runs)}"
-        for m in TRIPLE.finditer(flat)
+        # a trend's steps quoted in code (`1000->5000 unclear 2 [0.762, 5.26]`) are judged
+        # again from the records by tests/test_trend_steps.py
+        for m in TRIPLE.finditer(re.sub(r"`[^`]*->[^`]*`", "", flat))
         if not matches(m, every)
     ]
     defaults = [runs[r] for r in ("run", "repeat") if r in runs]

@@ -5,7 +5,9 @@ rule reads one as falling at most at its stated rate; where one falls, it catche
 
 import functools
 import math
+import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -152,3 +154,23 @@ def test_a_trend_that_grows_at_every_step_still_holds():
     got = parts.iloc[0]
     assert got["outcome"] == "holds" and table.iloc[0]["verdict"] == "reproduced"
     assert "10->20 grows 2.01 [1.88, 2.15]; 20->40 grows 1.96 [1.81, 2.13]" in got["detail"]
+
+
+ROOT = Path(__file__).resolve().parents[1]
+H200 = ROOT / "results/reference/h200-gpu-quick"
+
+
+@pytest.mark.parametrize("folder", ["run", "repeat"])
+def test_the_h200_readmes_c6_steps_are_its_records_judged_now(folder):
+    """The steps its README quotes for C6's GPU matmul trend, judged again from the records
+    by this checkout's code (they are method version 10's records: no verdict is published)."""
+    from blockbench.judge import claim_rules, verdicts
+    from blockbench.judge.aggregate import cells, processes
+    from blockbench.records.layout import raw_files
+
+    quoted = re.search(rf"^- {folder}: `([^`]+)`$", (H200 / "README.md").read_text(), re.M)
+    c6 = [c for c in claim_rules.read_claims(ROOT / "config/claims/articles") if c.id == "C6"]
+    proc = processes(raw_files(H200 / folder / "raw/gpu-quick"))
+    _, parts = verdicts.judge(cells(proc), proc, c6)
+    detail = parts.set_index("part").loc["matmul, GPU speedup grows", "detail"]
+    assert quoted and detail.endswith(f"steps (97.5% intervals): {quoted.group(1)}"), detail
