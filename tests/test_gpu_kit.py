@@ -336,19 +336,37 @@ def test_the_kit_measures_decides_resumes_and_packs_on_cpu(tmp_path, monkeypatch
         assert rounds <= decision["asked"][key]
     assert store.read_json(raw / "rounds.json") == decision
 
-    # the same command again measures nothing of a decided run; one stopped in its added
-    # rounds (no decision in its manifest yet) is decided again, measuring only what is missing
+    # the same command again measures nothing of a decided run
     kit_json = device / "results/raw/kit-test/kit.json"
     assert gpu_kit.run(config, out, root=device) == 0
     assert store.read_json(kit_json)["parts"][-1]["processes"] == 0
-    manifest = store.read_json(kit_json)
-    del manifest["decision"]
-    store.write_json_atomic(kit_json, manifest)
-    lost = device / Job(Cell("cpu", "matmul", "numpy", 32), 0).path("kit-test")
-    lost.unlink()
-    assert gpu_kit.run(config, out, root=device) == 0
-    parts = store.read_json(kit_json)["parts"]
-    assert parts[-1]["processes"] == 1 and parts[-1]["seconds"] > 0 and lost.exists()
+
+    # a window that closes in the added rounds loses only them: its archive holds the
+    # decision as measured, which judging at home reads, and the same command has no more
+    # to measure
+    closed = tmp_path / "closed"
+    real = gpu_kit.Part.measure
+    calls = []
+
+    def closes_in_added_rounds(self, plan, jobs):
+        calls.append(len(jobs))
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # the window closes
+        return real(self, plan, jobs)
+
+    monkeypatch.setattr(gpu_kit.Part, "measure", closes_in_added_rounds)
+    with pytest.raises(KeyboardInterrupt):
+        gpu_kit.run(config, out / "closed", root=closed)
+    monkeypatch.setattr(gpu_kit.Part, "measure", real)
+    raw_closed = kit_archive.unpack(out / "closed/kit-test.tar.gz", tmp_path / "closed-home")
+    as_packed = store.read_json(raw_closed / "rounds.json")
+    assert store.read_json(raw_closed / "kit.json")["decision"] == as_packed
+    for key, rounds in as_packed["rounds"].items():  # nothing asked that was not measured
+        jobs = [Job(Cell.from_key(key), r).path("kit-test") for r in range(rounds)]
+        assert all((raw_closed.parent / j.removeprefix("results/raw/")).exists() for j in jobs)
+    assert gpu_kit.run(config, out / "closed", root=closed) == 0
+    manifest = store.read_json(closed / "results/raw/kit-test/kit.json")
+    assert manifest["complete"] and manifest["parts"][-1]["processes"] == 0
 
     # a part with no time left measures nothing, records every process left out for time
     # (so that no job at home measures one) and asks to be rerun; a fresh machine goes on
@@ -395,6 +413,7 @@ def test_a_grid_longer_than_a_part_is_measured_whole_blocks_a_part(tmp_path, mon
     assert gpu_kit.run(config, out, root=tmp_path, part_s=part_s, say=said.append) == 75
     assert any(line.startswith("this part: 1 blocks") for line in said), said
     first = {f: f.read_bytes() for f in layout.raw_files(raw)}
+    decided_first = store.read_json(raw / kit_archive.MANIFEST)["decision"]["rounds"]
     left = {f for f in first if kit_archive.left_out(f)}
     manifest = store.read_json(raw / kit_archive.MANIFEST)
     (gone,) = manifest["left_out"]
@@ -437,6 +456,9 @@ def test_a_grid_longer_than_a_part_is_measured_whole_blocks_a_part(tmp_path, mon
     assert not any(map(kit_archive.left_out, second))
     manifest = store.read_json(raw / kit_archive.MANIFEST)
     assert manifest["complete"] and manifest["left_out"] == {}
+    # each block decided once, by its own part: the first part's rounds stand
+    assert sorted(u["name"] for u in manifest["decision"]["units"]) == sorted(plan.units)
+    assert decided_first.items() <= manifest["decision"]["rounds"].items()
     assert set(manifest["decision"]["rounds"]) == {
         k for u in plan.units.values() for k in u["cells"]
     }
@@ -450,6 +472,25 @@ def test_a_grid_longer_than_a_part_is_measured_whole_blocks_a_part(tmp_path, mon
     record = store.read_json(next(iter(left)))
     if record["cell"]["device"] == "gpu":
         assert record["provenance"]["device"]["faked"] is True
+
+
+def test_a_window_that_closes_before_its_first_process_leaves_nothing_to_measure_at_home(
+    tmp_path, monkeypatch
+):
+    """Every first-stage process is recorded, left out for time, and packed, before the
+    part measures any: the archive of a window closed at once holds a record for each."""
+    monkeypatch.setenv("BLOCKBENCH_LOCK", str(tmp_path / "lock"))
+    config = tiny_config()
+
+    def closes(*_):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(gpu_kit.Part, "measure", closes)
+    with pytest.raises(KeyboardInterrupt):
+        gpu_kit.run(config, tmp_path / "out", root=tmp_path)
+    home = kit_archive.unpack(tmp_path / "out/kit-test.tar.gz", tmp_path / "home")
+    files = layout.raw_files(home)
+    assert len(files) == len(plan_of(config).jobs()) and all(map(kit_archive.left_out, files))
 
 
 def test_a_part_resumed_on_another_kind_of_host_stops_with_one_line(tmp_path, monkeypatch):

@@ -208,6 +208,25 @@ COMPILE_EVENTS = frozenset(
 )
 
 
+class CompileTimes:
+    """The seconds JAX's own timers give compiling while `heard` is a list: one listener
+    registered once a process, never removed (JAX releases before 0.4.31 cannot remove one)."""
+
+    heard: list[float] | None = None
+    registered = False
+
+    @classmethod
+    def listen(cls) -> None:
+        if not cls.registered:
+            jax.monitoring.register_event_duration_secs_listener(cls.note)
+            cls.registered = True
+
+    @classmethod
+    def note(cls, event: str, seconds: float, **_: Any) -> None:
+        if cls.heard is not None and event in COMPILE_EVENTS:
+            cls.heard.append(seconds)
+
+
 def cold_eager_first_call(
     fn: Callable[..., Any], args: tuple[Any, ...], parts: dict[str, float]
 ) -> PhaseRun:
@@ -218,25 +237,19 @@ def cold_eager_first_call(
     the runs, the wait) its "first_run". The sample leaves the device's first use out, as
     `cold_first_call`'s does, for the same reason."""
 
-    compiles: list[float] = []
-
-    def heard(event: str, seconds: float, **_: Any) -> None:
-        if event in COMPILE_EVENTS:
-            compiles.append(seconds)
-
     def run(loops: int, window: Window) -> None:
+        CompileTimes.listen()
         for _ in range(loops):
             jax.clear_caches()  # so the trace, compile or first call is paid again
-            compiles.clear()
-            jax.monitoring.register_event_duration_secs_listener(heard)
+            CompileTimes.heard = heard = []
             before = window.elapsed
             try:
                 window.start()
                 block(fn(*args))
                 window.stop()
-            finally:  # a call that raised leaves no listener behind
-                jax.monitoring.unregister_event_duration_listener(heard)
-            parts["compile"] = sum(compiles)
+            finally:
+                CompileTimes.heard = None
+            parts["compile"] = sum(heard)
             parts["first_run"] = max(window.elapsed - before - parts["compile"], 0.0)
 
     return run

@@ -87,6 +87,11 @@ class Part:
         self.model: dict[str, Any] = config["kit"]["estimate"]
         self.walls: dict[Cell, float] = {}
 
+    def undecided(self, plan: RunPlan) -> list[str]:
+        """The blocks no part has decided yet (the manifest's decision lacks their cells)."""
+        decided = set(self.manifest.get("decision", {}).get("rounds", {}))
+        return [n for n in plan.units if not decided.issuperset(plan.units[n]["cells"])]
+
     def left(self) -> float:
         return self.part_s - (time.monotonic() - self.clock0) - kit_estimate.PACK_RESERVE_S
 
@@ -130,41 +135,58 @@ class Part:
             f"min on the model; {self.left() / 60:.1f} min left"
         ]
         self.manifest["starts_s"] = {d: round(s, 3) for d, s in starts.items()}
-        if len(cut) > 1:
-            later = [n for p in cut[1:] for n in p.blocks]
+        later = [n for p in cut[1:] for n in p.blocks]
+        if later:
             lines.append(
                 f"this part: {len(cut[0].blocks)} blocks ({cut[0].seconds / 60:.1f} min); "
                 f"left out for time, for {len(cut) - 1} more part(s) "
                 f"({whole / 60 - cut[0].seconds / 60:.1f} min): " + ", ".join(later)
             )
-            self.leave_out(
-                plan,
-                later,
-                f"{LEFT_OUT}: the GPU kit's part of {self.part_s:.0f} s held other blocks "
-                f"({whole / 60:.1f} min of first stage were left, estimated with the worker "
-                "starts measured there); the same command run again measures it",
-            )
+        self.leave_out(
+            plan,
+            later,
+            f"{LEFT_OUT}: the GPU kit's part of {self.part_s:.0f} s held other blocks "
+            f"({whole / 60:.1f} min of first stage were left, estimated with the worker "
+            "starts measured there); the same command run again measures it",
+        )
+        # this part's own, until measured: a window that closes early leaves no gap
+        self.leave_out(
+            plan,
+            sorted(this),
+            f"{LEFT_OUT}: the GPU kit's part of {self.part_s:.0f} s ended before it; the "
+            "same command run again measures it",
+        )
         return this, lines
 
     def leave_out(self, plan: RunPlan, names: list[str], reason: str) -> None:
-        """Record each first-stage process of the blocks `names` not measured yet as left
-        out for time (`unavailable`, with the reason): no job at home measures it, and the
-        next part does."""
-        for job in (j for j in plan.jobs() if plan.unit(j.cell) in names and not self.done(j)):
-            params = replace(plan.params(job), not_run=reason)
-            parent.measure(
-                job.cell, job.repeat, self.root / job.path(self.label), self.label, params
-            )
+        """Record each first-stage process of the blocks `names` that has no record yet as
+        left out for time (`unavailable`, with the reason): no job at home measures it, and
+        the next part does."""
+        for job in (j for j in plan.jobs() if plan.unit(j.cell) in names):
+            if not (path := self.root / job.path(self.label)).exists():
+                params = replace(plan.params(job), not_run=reason)
+                parent.measure(job.cell, job.repeat, path, self.label, params)
 
     def measure(self, plan: RunPlan, jobs: list[Job]) -> int | None:
-        """Measure `jobs` not yet measured while each fits the time left; None when every one
-        was, else the exit status that stops the part (0: out of time)."""
-        for job in (j for j in jobs if not self.done(j)):
-            params = plan.params(job)
-            expected = self.walls.get(job.cell) or kit_estimate.process_s(
-                self.model, job.cell, params
+        """Measure `jobs` not yet measured while each block's round fits the time left (a
+        round cut in two would pair processes of two machines); None when every one was,
+        else the exit status that stops the part (0: out of time)."""
+        todo = [j for j in jobs if not self.done(j)]
+
+        def expected(job: Job) -> float:
+            return self.walls.get(job.cell) or kit_estimate.process_s(
+                self.model, job.cell, plan.params(job)
             )
-            if expected > (left := self.left()):
+
+        now = None
+        for job in todo:
+            params = plan.params(job)
+            if (key := (plan.unit(job.cell), job.repeat)) != now:
+                now = key
+                round_s = sum(expected(j) for j in todo if (plan.unit(j.cell), j.repeat) == key)
+                if round_s > self.left():
+                    return 0
+            if expected(job) > (left := self.left()):
                 return 0
             path = self.root / job.path(self.label)
             t0 = time.monotonic()
@@ -183,10 +205,22 @@ class Part:
     def decide(self, plan: RunPlan, names: set[str]) -> tuple[dict[str, Any], int | None]:
         """The rounds decision for this part's blocks (the workflow's checkpoint, sized to
         the time left), their added rounds while time is left, and the decision as measured
-        merged with the earlier parts'; and the exit status that stopped the added rounds."""
+        merged with the earlier parts'; and the exit status that stopped the added rounds.
+
+        It reads this part's first stage and every earlier part's processes: the blocks of
+        earlier parts join as units fixed at their rounds, so a part that reads blocks of two
+        parts (a trend's sizes) is sized with all of them, and rounds go to this part's
+        alone. A round's cost is priced from this part's processes, measured in one window."""
+        earlier = self.manifest.get("decision") or {}
+        before = earlier.get("rounds", {})
         units = {n: plan.units[n] for n in sorted(names)}
+        for name, unit in plan.units.items():
+            if name not in names and set(unit["cells"]) <= before.keys():
+                rounds = max(before[k] for k in unit["cells"])
+                units[name] = unit | {"first": rounds, "most": rounds}
+        mine = [k for n in names for k in plan.units[n]["cells"]]
         decision = stages.decide_rounds(
-            raw=[str(p) for p in layout.raw_files(self.raw)],
+            raw=[str(self.root / j.path(self.label)) for j in plan.jobs(before)],
             claims_file=claims_files(self.config),
             study_files=layout.study_files(ROOT / self.config["between_run"]),
             units=units,
@@ -196,13 +230,33 @@ class Part:
             out=self.raw / Path(layout.DECISION).name,
             left_s=self.left(),
             carried=False,
+            cost_cells=mine,
         )
+        decision, reads = own(decision, names), reading(plan, names)
+        # final once made: packed at once, as measured, so that a window closing in the
+        # added rounds loses only them, and judging at home never asks for one
+        self.write_decision(merged(earlier, final_decision(decision, plan, self), reads))
+        self.pack()
         asked = decision.get("asked", decision["rounds"])
         stopped = self.measure(plan, [j for j in plan.jobs(asked) if plan.unit(j.cell) in names])
-        decision = merged(self.manifest.get("decision"), final_decision(decision, plan, self))
-        self.manifest["decision"] = decision
+        self.write_decision(merged(earlier, final_decision(decision, plan, self), reads))
+        return self.manifest["decision"], stopped
+
+    def write_decision(self, decision: dict[str, Any]) -> None:
+        """The run's rounds decision as measured, where the workflow's checkpoint and the
+        manifest read it; its blocks are decided, and the next part goes on with the rest."""
         store.write_json_atomic(self.raw / Path(layout.DECISION).name, decision)
-        return decision, stopped
+        self.manifest["decision"] = decision
+
+
+def own(decision: dict[str, Any], names: set[str]) -> dict[str, Any]:
+    """A part's decision restricted to its own blocks: the earlier parts' blocks it read as
+    fixed units keep the rounds their own part decided."""
+    cells = {k for u in decision["units"] if u["name"] in names for k in u["cells"]}
+    keep = {key: {k: v for k, v in decision[key].items() if k in cells} for key in ("rounds",)}
+    if "asked" in decision:
+        keep["asked"] = {k: v for k, v in decision["asked"].items() if k in cells}
+    return decision | keep | {"units": [u for u in decision["units"] if u["name"] in names]}
 
 
 def final_decision(decision: dict[str, Any], plan: RunPlan, part: Part) -> dict[str, Any]:
@@ -216,16 +270,31 @@ def final_decision(decision: dict[str, Any], plan: RunPlan, part: Part) -> dict[
     return decision | {"asked": asked, "rounds": measured}
 
 
-def merged(earlier: dict[str, Any] | None, later: dict[str, Any]) -> dict[str, Any]:
+def reading(plan: RunPlan, names: set[str]) -> set[tuple[str, str]]:
+    """The claim parts (claim id, part name) that read a cell of the blocks `names` at one
+    of their sizes: those whose stop a decision over these blocks says."""
+    mode = plan.config.get("claim_sizes", "default")
+    cells = [Cell.from_key(k) for n in names for k in plan.units[n]["cells"]]
+    return {
+        (claim.id, part.name)
+        for claim in plan.claims
+        for part in claim.parts
+        if any(part.reads(c, c.size) and c.size in part.sizes_for(mode) for c in cells)
+    }
+
+
+def merged(
+    earlier: dict[str, Any] | None, later: dict[str, Any], reads: set[tuple[str, str]]
+) -> dict[str, Any]:
     """Two parts' decisions as one: each decided its own blocks; a claim part keeps the
-    latest stop that measured it (a part whose cells an earlier part had not measured read
-    `not measured` there)."""
+    stop of the latest part whose blocks it reads (`reads`: the later part's), where that
+    part measured it."""
     if not earlier:
         return later
     stops = {(p["claim_id"], p["part"]): p for p in earlier["parts"]}
     for p in later["parts"]:
         key = (p["claim_id"], p["part"])
-        if key not in stops or p["stopped"] != stopping.NOT_MEASURED:
+        if key not in stops or (key in reads and p["stopped"] != stopping.NOT_MEASURED):
             stops[key] = p
     return (
         later
@@ -254,8 +323,7 @@ def run(
     if resume is not None:
         unpack(resume, root / "results" / "raw")
     part = Part(config, root, out, config["kit"]["part_s"] if part_s is None else part_s)
-    decided = set(part.manifest.get("decision", {}).get("rounds", {}))
-    undecided = [n for n in plan.units if not decided.issuperset(plan.units[n]["cells"])]
+    undecided = part.undecided(plan)
     starts: dict[str, float] = {}
     if gated(config, plan) and undecided:
         minute = first_minute(config, part.raw, say)
@@ -270,13 +338,13 @@ def run(
         say(line)
     part.manifest["order"] = kit_estimate.unit_order(plan)
     say("blocks in the order measured: " + ", ".join(part.manifest["order"]))
+    part.pack()  # the records left out, before any process: a window may close during one
     stopped = part.measure(plan, [j for j in plan.jobs() if plan.unit(j.cell) in this])
     added = 0
     if stopped is None and this:
         decision, stopped = part.decide(plan, this)
         added = sum(decision["asked"].values()) - sum(decision["rounds"].values())
-    decided = set(part.manifest.get("decision", {}).get("rounds", {}))
-    remaining = [n for n in plan.units if not decided.issuperset(plan.units[n]["cells"])]
+    remaining = part.undecided(plan)
     part.leave_out(
         plan,
         remaining,

@@ -1,6 +1,6 @@
 """The workflow's stages as functions: what each Snakemake script calls, testable without it."""
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -130,10 +130,18 @@ def read_decisions(
     return out
 
 
-def round_costs(proc: pd.DataFrame) -> dict[str, float]:
-    """Seconds one more process of each cell costs: its first-stage processes' mean wall
-    time, plus the run's mean gap between jobs (Snakemake's own job start)."""
+def processes_of(proc: pd.DataFrame, cells: Collection[str] | None = None) -> pd.DataFrame:
+    """One row per worker process, of `cells` (Cell.key) only where given."""
     jobs = proc.drop_duplicates(PROCESS)
+    if cells is None:
+        return jobs
+    keys = jobs[list(FIELDS)].apply(lambda named: Cell(*named).key, axis=1)
+    return jobs[keys.isin(set(cells))]
+
+
+def round_costs(jobs: pd.DataFrame) -> dict[str, float]:
+    """Seconds one more process of each cell costs: its first-stage processes' (`jobs`, one
+    row each) mean wall time, plus their mean gap between jobs (Snakemake's own job start)."""
     wall = jobs["finished_at"] - jobs["started_at"]
     span = float(jobs["finished_at"].max() - jobs["started_at"].min())
     gap = max(0.0, (span - float(wall.sum())) / len(jobs))
@@ -153,6 +161,7 @@ def decide_rounds(
     left_s: float | None = None,
     only: Sequence[str] = (),
     carried: bool = True,
+    cost_cells: Collection[str] | None = None,
 ) -> dict[str, Any]:
     """After a run's first stage: the rounds each unit takes and why each part stops
     (blockbench.judge.stopping), written atomically as the JSON the workflow reads back.
@@ -162,7 +171,8 @@ def decide_rounds(
 
     A run the GPU kit measured carries the kit's decision, made where its GPU was and cut
     to what was measured: it is final, so judging it elsewhere never asks for GPU rounds
-    (`carried`; the kit itself, deciding one part's blocks, passes False)."""
+    (`carried`; the kit itself, deciding one part's blocks, passes False, and `cost_cells`:
+    the cells whose processes, measured in one window, price a round)."""
     kit = Path(out).parent / KIT_MANIFEST
     if carried and kit.exists() and "decision" in (final := read_json(kit)):
         write_json_atomic(Path(out), final["decision"])
@@ -173,7 +183,8 @@ def decide_rounds(
     unchanged_modules(proc)
     catalog_keep.keep(claims_files(claims_file), only, Path(out).parent)
     view = RunView(cells(proc), proc, run_label, read_studies(study_files))
-    cost = round_costs(proc)
+    jobs = processes_of(proc, cost_cells)
+    cost = round_costs(jobs)
     sized = {
         name: stopping.Unit(
             name,
@@ -185,7 +196,6 @@ def decide_rounds(
         )
         for name, u in units.items()
     }
-    jobs = proc.drop_duplicates(PROCESS)
     spent = float(jobs["finished_at"].max() - jobs["started_at"].min())
     if left_s is None and budget_minutes is not None:
         left_s = budget_minutes * 60 - spent
