@@ -26,6 +26,8 @@ from urllib.parse import unquote
 import pytest
 import yaml
 
+from blockbench.pipeline.kit_estimate import KIT
+
 ROOT = Path(__file__).resolve().parents[1]
 README_MAX_LINES = 120
 # The developers' notes kept beside the repository, which nothing in it may name. Assembled
@@ -322,7 +324,6 @@ def test_the_checks_catch_what_they_are_for(tmp_path):
         )
     )
     (root / "config").mkdir()
-    (root / "config/config.yaml").write_text("kit: {part_s: 540}\n")
     (root / "config/README.md").write_text(
         f"{KEY_TABLE_HEADER}\n|---|---|---|\n"
         "| `repeats` | `4` | a wrong default |\n"
@@ -567,8 +568,8 @@ def test_the_map_says_what_of_a_claim_not_run_ran():
 
 SCHEMA = Path("workflow/schemas/config.schema.yaml")
 NO_DEFAULT = "(no default)"
-# Objects whose keys the schema leaves open, and the file that names them
-OPEN_KEYS = {"kit": Path("config/config.yaml")}
+# Objects whose keys the schema leaves open, and the settings that name them
+OPEN_KEYS = {"kit": KIT}
 # `sampling.min_samples`, `cluster.account`, `workloads[].accelerator_sizes`, `kit.part_s`
 KEY_PATH = re.compile(r"^(?:workloads\[\]|sampling|cluster|kit)(?:\.[a-z_]+)*$")
 FILE_SUFFIXES = {"py", "yaml", "yml", "md", "json", "csv", "parquet", "png", "svg", "smk", "gz"}
@@ -630,8 +631,7 @@ def config_keys(root: Path = ROOT) -> tuple[dict[str, Any], set[str]]:
                 walk(sub, path + ".")
 
     walk(config_schema(root), "")
-    for key, source in OPEN_KEYS.items():
-        named = (yaml.safe_load((root / source).read_text()) or {}).get(key) or {}
+    for key, named in OPEN_KEYS.items():
         keys.update({f"{key}.{name}": NO_DEFAULT for name in named})
     return keys, containers
 

@@ -142,7 +142,7 @@ def test_the_blocks_that_decide_claims_are_measured_first_and_the_dry_run_says_b
     """B1, B2, C2, C3 and C5's blocks, every first-stage round of them, before C6's trend
     blocks; the dry run says by when they are in, on the model."""
     config, claim_list, plan = quick_plan()
-    model = config["kit"]["estimate"]
+    model = kit_estimate.kit(config)["estimate"]
     deciding = {c.key for c in run_order.deciding(plan.cells, claim_list)}
     first = {n for n, u in plan.units.items() if deciding.intersection(u["cells"])}
     jobs = plan.jobs()
@@ -171,7 +171,7 @@ def test_parts_take_whole_blocks_deciding_first_then_a_trends_sizes():
     before blocks no claim reads (the figures' 256 and 2000)."""
     config = kit_config.load_config(ROOT / "config/gpu.yaml")
     plan = kit_config.run_plan(config)
-    model, jobs = config["kit"]["estimate"], plan.jobs()
+    model, jobs = kit_estimate.kit(config)["estimate"], plan.jobs()
     need = kit_estimate.by_need(plan)
     deciding = {c.key for c in run_order.deciding(plan.cells, plan.claims)}
     tiers = [bool(deciding.intersection(plan.units[n]["cells"])) for n in need]
@@ -246,7 +246,7 @@ def test_the_kit_loads_the_workflows_whole_config_and_plans_its_processes_in_ord
     assert done.returncode == 0, done.stderr[-2000:]
     config = kit_config.load_config(ROOT / "config" / config_file)
     assert json.loads((wf / "loaded-config.json").read_text()) == config
-    assert config["kit"]["estimate"] and config["sampling"]["max_time_s"] == 0.1
+    assert config["sampling"]["max_time_s"] == 0.1
     kit = [job.path(config["run_label"]) for job in kit_config.run_plan(config).jobs()]
     assert measure_jobs_in_priority_order(done.stdout, config["run_label"]) == kit
 
@@ -400,8 +400,8 @@ def test_a_grid_longer_than_a_part_is_measured_whole_blocks_a_part(tmp_path, mon
     monkeypatch.setenv("BLOCKBENCH_LOCK", str(tmp_path / "lock"))
     config = tiny_config()
     # a model whose every process takes 100 s, so that the parts do not hang on this host
-    model = config["kit"]["estimate"] | {"process_start_s": {"cpu": 100.0, "gpu": 100.0}}
-    config["kit"] = config["kit"] | {"estimate": model}
+    model = kit_estimate.KIT["estimate"] | {"process_start_s": {"cpu": 100.0, "gpu": 100.0}}
+    config["kit"] = {"estimate": model}
     plan = plan_of(config)
     cost = kit_estimate.seconds(model, plan, plan.jobs())
     blocks = {n: sum(cost[Cell.from_key(k)] for k in u["cells"]) for n, u in plan.units.items()}

@@ -84,7 +84,7 @@ class Part:
         self.manifest["schema_validated"] = store.can_validate()
         self.row: dict[str, Any] = {"started_at": time.time(), "seconds": 0.0, "processes": 0}
         self.manifest["parts"] = [*self.manifest.get("parts", []), self.row]
-        self.model: dict[str, Any] = config["kit"]["estimate"]
+        self.model: dict[str, Any] = kit_estimate.kit(config)["estimate"]
         self.walls: dict[Cell, float] = {}
 
     def undecided(self, plan: RunPlan) -> list[str]:
@@ -118,7 +118,7 @@ class Part:
         recorded left out for time now, so that a window that closes early leaves nothing
         a job at home would measure. A block measured but not yet decided (a command that
         stopped in its added rounds) is decided in this part."""
-        model = self.config["kit"]["estimate"]
+        model = kit_estimate.kit(self.config)["estimate"]
         self.model = kit_estimate.with_starts(model, starts)
         todo = [j for j in plan.jobs() if plan.unit(j.cell) in undecided and not self.done(j)]
         cut = kit_estimate.parts(self.model, plan, todo, self.left())
@@ -322,7 +322,8 @@ def run(
     plan = run_plan(config)
     if resume is not None:
         unpack(resume, root / "results" / "raw")
-    part = Part(config, root, out, config["kit"]["part_s"] if part_s is None else part_s)
+    part_s = kit_estimate.kit(config)["part_s"] if part_s is None else part_s
+    part = Part(config, root, out, part_s)
     undecided = part.undecided(plan)
     starts: dict[str, float] = {}
     if gated(config, plan) and undecided:

@@ -43,8 +43,34 @@ MODEL = {
 }
 
 
+# The GPU kit's settings, for every GPU grid; a config's `kit` key replaces any of them.
+# `part_s`: one command's time, for machines that limit how long a command may run: the
+# first minute's checks, the first stage of as many whole blocks as fit, their added rounds
+# in what is left, the archive packed; a session of ten minutes keeps a minute for copying
+# the checkout and the archive. `estimate`: the time model the parts and the dry run are
+# planned on, an estimate and not a measurement. Its worker starts are the larger of those
+# the H200 reference's two runs measured (5.32 s a GPU process, 2.04 s a CPU one, each with
+# one packing of the archive), rounded up; the rest is a guess for a recent data-centre GPU.
+# On the machine at hand the first minute measures the starts, and the kit plans with them.
+KIT: dict[str, Any] = {
+    "part_s": 540.0,
+    "estimate": {
+        "machine": "one H200 (its reference's worker starts) and 16 CPU cores",
+        "process_start_s": {"cpu": 2.1, "gpu": 5.4},
+        "compile_s": {"cpu": 0.3, "gpu": 1.0},
+        "call_overhead_s": {"cpu": 2e-5, "gpu": 1e-4},
+        "throughput": {"cpu": {"matmul": 5e11, "selu": 1e8}, "gpu": {"matmul": 2e13, "selu": 1e10}},
+    },
+}
 # Kept free at the end of a part: the last archive and the exit.
 PACK_RESERVE_S = 10.0
+
+
+def kit(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The kit's settings for `config`: KIT, with what its `kit` key gives in their place."""
+    return {**KIT, **config.get("kit", {})}
+
+
 # Phases timed one call per sample, without a warm-up (blockbench.cell.phase_plan).
 ONE_CALL = ("trace_lower", "compile", "first_call")
 # The first minute's cells: a jit product through every GPU phase, and the same product's
@@ -245,7 +271,7 @@ def dry_run(
     """List the first stage's cells with their rounds, phases and estimated seconds, the
     order of the blocks; say what the first minute, the first stage and the whole command
     take on the model."""
-    model = config["kit"]["estimate"]
+    model = kit(config)["estimate"]
     per_cell = seconds(model, plan, plan.jobs())
     say(f"{'device':6} {'workload':8} {'impl':16} {'size':>9} {'rounds':>6}  {'est. s':>7}  phases")
     for cell, took in sorted(per_cell.items()):
@@ -261,7 +287,7 @@ def dry_run(
             f"the blocks that decide claim parts are measured by {done:.0f} s of the command "
             "(the first minute included); the blocks only trends read after them"
         )
-    part = config["kit"]["part_s"]
+    part = kit(config)["part_s"]
     planned = parts(model, plan, plan.jobs(), part - PACK_RESERVE_S - minute)
     for i, p in enumerate(planned, 1):
         count = sum(1 for j in plan.jobs() if plan.unit(j.cell) in p.blocks)
