@@ -491,6 +491,9 @@ def test_a_window_that_closes_before_its_first_process_leaves_nothing_to_measure
     home = kit_archive.unpack(tmp_path / "out/kit-test.tar.gz", tmp_path / "home")
     files = layout.raw_files(home)
     assert len(files) == len(plan_of(config).jobs()) and all(map(kit_archive.left_out, files))
+    # and a decision that asks for nothing more: the workflow there reads no rounds to add
+    assert store.read_json(home / "rounds.json")["rounds"] == {}
+    assert store.read_json(home / "kit.json")["decision"]["rounds"] == {}
 
 
 def test_a_part_resumed_on_another_kind_of_host_stops_with_one_line(tmp_path, monkeypatch):

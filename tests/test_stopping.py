@@ -87,6 +87,12 @@ def test_a_wide_part_gets_the_rounds_that_bring_it_to_the_target():
     capped = {"b": Unit("b", (), 3, 8, 2.0)}
     assert allocate(capped, [need], None) == {"b": 8}
     assert reason(need, {"b": 8}, capped) == stopping.CAP
+    # a GPU kit's earlier part, read as it stands: never added to, and never "at the cap"
+    # for a part that time cut short in its own unit
+    both = {"old": Unit("old", (), 5, 5, 0.0, (), fixed=True), "b": Unit("b", (), 3, 12, 2.0)}
+    spans = Need("C6", "fit", ("b", "old"), 2 * D, 0.0, D)
+    rounds = allocate(both, [spans], 2.0)  # one more round of b, no more
+    assert rounds == {"old": 5, "b": 4} and reason(spans, rounds, both) == stopping.BUDGET
 
 
 def test_a_blocks_rounds_go_only_to_the_cells_whose_parts_need_them():

@@ -49,6 +49,7 @@ class Unit:
     most: int  # max_rounds
     round_s: float = 0.0  # what one more round of all its cells costs, from the first stage
     cell_s: tuple[float, ...] = ()  # each cell's share of round_s, as `cells` lists them
+    fixed: bool = False  # measured and decided before (a GPU kit's earlier part): read only
 
     def counted(self) -> tuple[str, ...]:
         """The cells rounds are counted on (a unit named without its cells: the unit)."""
@@ -181,13 +182,14 @@ def reason(need: Need, rounds: Mapping[str, int], units: Mapping[str, Unit]) -> 
     """Why a part stopped after `rounds` (per cell, as `allocate` gives them)."""
     paired = need.paired(rounds, units)
     own = need.projected(paired, units)
+    capped = [paired[u] >= units[u].most for u in need.units if not units[u].fixed]
     if not need.target:
-        return UNDECIDED if all(paired[u] >= units[u].most for u in need.units) else BUDGET
+        return UNDECIDED if all(capped) else BUDGET
     if own <= need.precision * (1 + 1e-9):
         return PRECISE
     if need.floor > need.precision and own <= need.floor * (1 + 1e-9):
         return BETWEEN
-    if any(paired[u] >= units[u].most for u in need.units):
+    if any(capped):
         return CAP
     return BUDGET
 

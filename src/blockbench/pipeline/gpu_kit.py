@@ -63,6 +63,8 @@ from blockbench.records.layout import Cell
 from blockbench.records.spec import EXIT_WRONG_HOST
 
 EXIT_NOT_READY = 1  # the first minute failed: nothing of the grid was measured
+# Why a process has not been measured, for a reader of its record at home.
+NOT_YET = f"{LEFT_OUT}: the GPU kit has not measured it yet; the same command run again does"
 EXIT_MORE_PARTS = 75  # EX_TEMPFAIL: this part ended in time, blocks remain for the next
 
 
@@ -86,6 +88,16 @@ class Part:
         self.manifest["parts"] = [*self.manifest.get("parts", []), self.row]
         self.model: dict[str, Any] = kit_estimate.kit(config)["estimate"]
         self.walls: dict[Cell, float] = {}
+
+    def begin(self, plan: RunPlan, undecided: list[str]) -> None:
+        """Before anything is packed: the decision as it stands (none yet: an empty one),
+        written where the workflow reads it, over any a command stopped while deciding left
+        there; and every first-stage process of the undecided blocks without a record
+        recorded left out. So the archive, from its first packing on, asks nothing at home
+        that it does not hold."""
+        empty = {"run_label": self.label, "rounds": {}, "asked": {}, "units": [], "parts": []}
+        self.write_decision(self.manifest.get("decision") or empty)
+        self.leave_out(plan, undecided, NOT_YET)
 
     def undecided(self, plan: RunPlan) -> list[str]:
         """The blocks no part has decided yet (the manifest's decision lacks their cells)."""
@@ -148,22 +160,17 @@ class Part:
             f"{LEFT_OUT}: the GPU kit's part of {self.part_s:.0f} s held other blocks "
             f"({whole / 60:.1f} min of first stage were left, estimated with the worker "
             "starts measured there); the same command run again measures it",
-        )
-        # this part's own, until measured: a window that closes early leaves no gap
-        self.leave_out(
-            plan,
-            sorted(this),
-            f"{LEFT_OUT}: the GPU kit's part of {self.part_s:.0f} s ended before it; the "
-            "same command run again measures it",
+            again=True,
         )
         return this, lines
 
-    def leave_out(self, plan: RunPlan, names: list[str], reason: str) -> None:
-        """Record each first-stage process of the blocks `names` that has no record yet as
-        left out for time (`unavailable`, with the reason): no job at home measures it, and
-        the next part does."""
+    def leave_out(self, plan: RunPlan, names: list[str], reason: str, again: bool = False) -> None:
+        """Record each first-stage process of the blocks `names` that has no record yet (or,
+        `again`, only one left out, whose reason this replaces) as left out for time
+        (`unavailable`, with the reason): no job at home measures it, and the next part does."""
         for job in (j for j in plan.jobs() if plan.unit(j.cell) in names):
-            if not (path := self.root / job.path(self.label)).exists():
+            path = self.root / job.path(self.label)
+            if not path.exists() or (again and left_out(path)):
                 params = replace(plan.params(job), not_run=reason)
                 parent.measure(job.cell, job.repeat, path, self.label, params)
 
@@ -217,7 +224,7 @@ class Part:
         for name, unit in plan.units.items():
             if name not in names and set(unit["cells"]) <= before.keys():
                 rounds = max(before[k] for k in unit["cells"])
-                units[name] = unit | {"first": rounds, "most": rounds}
+                units[name] = unit | {"first": rounds, "most": rounds, "fixed": True}
         mine = [k for n in names for k in plan.units[n]["cells"]]
         decision = stages.decide_rounds(
             raw=[str(self.root / j.path(self.label)) for j in plan.jobs(before)],
@@ -231,6 +238,7 @@ class Part:
             left_s=self.left(),
             carried=False,
             cost_cells=mine,
+            cost_since=self.row["started_at"],
         )
         decision, reads = own(decision, names), reading(plan, names)
         # final once made: packed at once, as measured, so that a window closing in the
@@ -273,13 +281,16 @@ def final_decision(decision: dict[str, Any], plan: RunPlan, part: Part) -> dict[
 def reading(plan: RunPlan, names: set[str]) -> set[tuple[str, str]]:
     """The claim parts (claim id, part name) that read a cell of the blocks `names` at one
     of their sizes: those whose stop a decision over these blocks says."""
-    mode = plan.config.get("claim_sizes", "default")
     cells = [Cell.from_key(k) for n in names for k in plan.units[n]["cells"]]
     return {
         (claim.id, part.name)
         for claim in plan.claims
         for part in claim.parts
-        if any(part.reads(c, c.size) and c.size in part.sizes_for(mode) for c in cells)
+        # at either size the part may be judged at (stopping reads it where it measured)
+        if any(
+            part.reads(c, c.size) and c.size in {*part.sizes_for(), *part.sizes_for("article")}
+            for c in cells
+        )
     }
 
 
@@ -326,11 +337,15 @@ def run(
     part = Part(config, root, out, part_s)
     undecided = part.undecided(plan)
     starts: dict[str, float] = {}
-    if gated(config, plan) and undecided:
+    checks = gated(config, plan) and undecided
+    if checks:
         minute = first_minute(config, part.raw, say)
         if minute.failed is not None:
             say(minute.failed)
             return EXIT_NOT_READY
+    if undecided:
+        part.begin(plan, undecided)
+    if checks:
         # each process also packs the archive: time one packing, and count it in each start
         packing = part.pack()
         starts = {d: s + packing for d, s in minute.starts.items()}
@@ -344,14 +359,10 @@ def run(
     added = 0
     if stopped is None and this:
         decision, stopped = part.decide(plan, this)
-        added = sum(decision["asked"].values()) - sum(decision["rounds"].values())
+        mine = {k for n in this for k in plan.units[n]["cells"]}
+        added = sum(decision["asked"][k] - decision["rounds"][k] for k in mine)
     remaining = part.undecided(plan)
-    part.leave_out(
-        plan,
-        remaining,
-        f"{LEFT_OUT}: the GPU kit's part of {part.part_s:.0f} s ran out of time before it; "
-        "the same command run again measures it",
-    )
+    part.leave_out(plan, remaining, NOT_YET)  # a process cut short by the part's end
     part.manifest["left_out"] = {n: plan.units[n]["cells"] for n in remaining}
     part.row["remaining"] = sum(not part.done(j) for j in plan.jobs())
     part.manifest["complete"] = not remaining

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from blockbench.pipeline import grid, progress, run_order
+from blockbench.pipeline.config_loading import merged
 from blockbench.pipeline.grid import ACCELERATORS
 from blockbench.pipeline.run_plan import Job, RunPlan
 from blockbench.records.layout import Cell
@@ -67,8 +68,9 @@ PACK_RESERVE_S = 10.0
 
 
 def kit(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The kit's settings for `config`: KIT, with what its `kit` key gives in their place."""
-    return {**KIT, **config.get("kit", {})}
+    """The kit's settings for `config`: KIT, with what its `kit` key gives in their place,
+    key by key (an `estimate` that names one start keeps the rest of the model)."""
+    return merged(KIT, config.get("kit", {}))
 
 
 # Phases timed one call per sample, without a warm-up (blockbench.cell.phase_plan).

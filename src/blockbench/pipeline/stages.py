@@ -130,13 +130,19 @@ def read_decisions(
     return out
 
 
-def processes_of(proc: pd.DataFrame, cells: Collection[str] | None = None) -> pd.DataFrame:
-    """One row per worker process, of `cells` (Cell.key) only where given."""
+def processes_of(
+    proc: pd.DataFrame, cells: Collection[str] | None = None, since: float | None = None
+) -> pd.DataFrame:
+    """One row per worker process, of `cells` (Cell.key) only where given, and of those
+    started at `since` or later where any was (a GPU kit's command: not the gap between
+    two windows)."""
     jobs = proc.drop_duplicates(PROCESS)
-    if cells is None:
-        return jobs
-    keys = jobs[list(FIELDS)].apply(lambda named: Cell(*named).key, axis=1)
-    return jobs[keys.isin(set(cells))]
+    if cells is not None:
+        keys = jobs[list(FIELDS)].apply(lambda named: Cell(*named).key, axis=1)
+        jobs = jobs[keys.isin(set(cells))]
+    if since is not None and (jobs["started_at"] >= since).any():
+        jobs = jobs[jobs["started_at"] >= since]
+    return jobs
 
 
 def round_costs(jobs: pd.DataFrame) -> dict[str, float]:
@@ -162,6 +168,7 @@ def decide_rounds(
     only: Sequence[str] = (),
     carried: bool = True,
     cost_cells: Collection[str] | None = None,
+    cost_since: float | None = None,
 ) -> dict[str, Any]:
     """After a run's first stage: the rounds each unit takes and why each part stops
     (blockbench.judge.stopping), written atomically as the JSON the workflow reads back.
@@ -171,8 +178,9 @@ def decide_rounds(
 
     A run the GPU kit measured carries the kit's decision, made where its GPU was and cut
     to what was measured: it is final, so judging it elsewhere never asks for GPU rounds
-    (`carried`; the kit itself, deciding one part's blocks, passes False, and `cost_cells`:
-    the cells whose processes, measured in one window, price a round)."""
+    (`carried`; the kit itself, deciding one part's blocks, passes False, with `cost_cells`
+    and `cost_since`: the cells, and the start of the command, whose processes price a
+    round). A unit `fixed` (an earlier part's block) is read as it stands, never added to."""
     kit = Path(out).parent / KIT_MANIFEST
     if carried and kit.exists() and "decision" in (final := read_json(kit)):
         write_json_atomic(Path(out), final["decision"])
@@ -183,7 +191,7 @@ def decide_rounds(
     unchanged_modules(proc)
     catalog_keep.keep(claims_files(claims_file), only, Path(out).parent)
     view = RunView(cells(proc), proc, run_label, read_studies(study_files))
-    jobs = processes_of(proc, cost_cells)
+    jobs = processes_of(proc, cost_cells, cost_since)
     cost = round_costs(jobs)
     sized = {
         name: stopping.Unit(
@@ -193,6 +201,7 @@ def decide_rounds(
             int(u["most"]),
             sum(cost.get(c, 0.0) for c in u["cells"]),
             tuple(cost.get(c, 0.0) for c in u["cells"]),
+            bool(u.get("fixed")),
         )
         for name, u in units.items()
     }
