@@ -37,9 +37,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from blockbench.errors import InputError
-from blockbench.judge import stopping
 from blockbench.measure import parent
-from blockbench.pipeline import grid, kit_estimate, stages
+from blockbench.pipeline import grid, kit_decision, kit_estimate, stages
 from blockbench.pipeline.kit_archive import (
     LEFT_OUT,
     MANIFEST,
@@ -95,8 +94,7 @@ class Part:
         there; and every first-stage process of the undecided blocks without a record
         recorded left out. So the archive, from its first packing on, asks nothing at home
         that it does not hold."""
-        empty = {"run_label": self.label, "rounds": {}, "asked": {}, "units": [], "parts": []}
-        self.write_decision(self.manifest.get("decision") or empty)
+        self.write_decision(self.manifest.get("decision") or kit_decision.empty(self.label))
         self.leave_out(plan, undecided, NOT_YET)
 
     def undecided(self, plan: RunPlan) -> list[str]:
@@ -240,14 +238,18 @@ class Part:
             cost_cells=mine,
             cost_since=self.row["started_at"],
         )
-        decision, reads = own(decision, names), reading(plan, names)
+        decision, reads = kit_decision.own(decision, names), kit_decision.reading(plan, names)
         # final once made: packed at once, as measured, so that a window closing in the
         # added rounds loses only them, and judging at home never asks for one
-        self.write_decision(merged(earlier, final_decision(decision, plan, self), reads))
+        self.write_decision(
+            kit_decision.merged(earlier, kit_decision.as_measured(decision, self.done), reads)
+        )
         self.pack()
         asked = decision.get("asked", decision["rounds"])
         stopped = self.measure(plan, [j for j in plan.jobs(asked) if plan.unit(j.cell) in names])
-        self.write_decision(merged(earlier, final_decision(decision, plan, self), reads))
+        self.write_decision(
+            kit_decision.merged(earlier, kit_decision.as_measured(decision, self.done), reads)
+        )
         return self.manifest["decision"], stopped
 
     def write_decision(self, decision: dict[str, Any]) -> None:
@@ -255,66 +257,6 @@ class Part:
         manifest read it; its blocks are decided, and the next part goes on with the rest."""
         store.write_json_atomic(self.raw / Path(layout.DECISION).name, decision)
         self.manifest["decision"] = decision
-
-
-def own(decision: dict[str, Any], names: set[str]) -> dict[str, Any]:
-    """A part's decision restricted to its own blocks: the earlier parts' blocks it read as
-    fixed units keep the rounds their own part decided."""
-    cells = {k for u in decision["units"] if u["name"] in names for k in u["cells"]}
-    keep = {key: {k: v for k, v in decision[key].items() if k in cells} for key in ("rounds",)}
-    if "asked" in decision:
-        keep["asked"] = {k: v for k, v in decision["asked"].items() if k in cells}
-    return decision | keep | {"units": [u for u in decision["units"] if u["name"] in names]}
-
-
-def final_decision(decision: dict[str, Any], plan: RunPlan, part: Part) -> dict[str, Any]:
-    """The decision as measured: each cell's rounds cut to the processes that exist, with
-    what was asked kept beside them."""
-    asked = decision.get("asked", decision["rounds"])
-    measured = {}
-    for key, rounds in asked.items():
-        cell = Cell.from_key(key)
-        measured[key] = next((r for r in range(rounds) if not part.done(Job(cell, r))), rounds)
-    return decision | {"asked": asked, "rounds": measured}
-
-
-def reading(plan: RunPlan, names: set[str]) -> set[tuple[str, str]]:
-    """The claim parts (claim id, part name) that read a cell of the blocks `names` at one
-    of their sizes: those whose stop a decision over these blocks says."""
-    cells = [Cell.from_key(k) for n in names for k in plan.units[n]["cells"]]
-    return {
-        (claim.id, part.name)
-        for claim in plan.claims
-        for part in claim.parts
-        # at either size the part may be judged at (stopping reads it where it measured)
-        if any(
-            part.reads(c, c.size) and c.size in {*part.sizes_for(), *part.sizes_for("article")}
-            for c in cells
-        )
-    }
-
-
-def merged(
-    earlier: dict[str, Any] | None, later: dict[str, Any], reads: set[tuple[str, str]]
-) -> dict[str, Any]:
-    """Two parts' decisions as one: each decided its own blocks; a claim part keeps the
-    stop of the latest part whose blocks it reads (`reads`: the later part's), where that
-    part measured it."""
-    if not earlier:
-        return later
-    stops = {(p["claim_id"], p["part"]): p for p in earlier["parts"]}
-    for p in later["parts"]:
-        key = (p["claim_id"], p["part"])
-        if key not in stops or (key in reads and p["stopped"] != stopping.NOT_MEASURED):
-            stops[key] = p
-    return (
-        later
-        | {key: earlier[key] | later[key] for key in ("rounds", "asked")}
-        | {
-            "units": [*earlier["units"], *later["units"]],
-            "parts": list(stops.values()),
-        }
-    )
 
 
 def run(
