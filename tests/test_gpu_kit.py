@@ -374,15 +374,12 @@ def test_the_kit_measures_decides_resumes_and_packs_on_cpu(tmp_path, monkeypatch
     fresh, again = tmp_path / "fresh", tmp_path / "again"
     assert gpu_kit.run(config, fresh, root=fresh, part_s=0) == gpu_kit.EXIT_MORE_PARTS
     files = layout.raw_files(fresh / "results/raw/kit-test")
-    assert len(files) == len(plan_of(config).jobs()) and all(map(kit_archive.left_out, files))
+    assert len(files) == len(kit_config.run_plan(config).jobs())
+    assert all(map(kit_archive.left_out, files))
     assert gpu_kit.run(config, again, root=again, part_s=0, resume=archive) == 0
 
 
 DRY_RUN = ("-m", "snakemake", "-n", "--verbose")
-
-
-def plan_of(config: dict) -> "kit_config.RunPlan":
-    return kit_config.run_plan(config)
 
 
 @pytest.mark.slow  # two parts of a tiny grid, one cell on the faked GPU; a Snakemake dry run
@@ -402,7 +399,7 @@ def test_a_grid_longer_than_a_part_is_measured_whole_blocks_a_part(tmp_path, mon
     # a model whose every process takes 100 s, so that the parts do not hang on this host
     model = kit_estimate.KIT["estimate"] | {"process_start_s": {"cpu": 100.0, "gpu": 100.0}}
     config["kit"] = {"estimate": model}
-    plan = plan_of(config)
+    plan = kit_config.run_plan(config)
     cost = kit_estimate.seconds(model, plan, plan.jobs())
     blocks = {n: sum(cost[Cell.from_key(k)] for k in u["cells"]) for n, u in plan.units.items()}
     assert len(blocks) == 2
@@ -490,7 +487,8 @@ def test_a_window_that_closes_before_its_first_process_leaves_nothing_to_measure
         gpu_kit.run(config, tmp_path / "out", root=tmp_path)
     home = kit_archive.unpack(tmp_path / "out/kit-test.tar.gz", tmp_path / "home")
     files = layout.raw_files(home)
-    assert len(files) == len(plan_of(config).jobs()) and all(map(kit_archive.left_out, files))
+    assert len(files) == len(kit_config.run_plan(config).jobs())
+    assert all(map(kit_archive.left_out, files))
     # and a decision that asks for nothing more: the workflow there reads no rounds to add
     assert store.read_json(home / "rounds.json")["rounds"] == {}
     assert store.read_json(home / "kit.json")["decision"]["rounds"] == {}
